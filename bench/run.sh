@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# make bench — runs every benchmark and prints Markdown tables for
+# docs/performance.md. Figures only; nothing here asserts a time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SILT_BUILD_DIR:-$root/build}
+echo "## Metadata chain ($(date -u +%Y-%m-%d), $(nproc) cores)"
+"$build/bench/bench_chain" "$build/silt" "${SILT_BENCH_BLOCKS:-10000}" "${SILT_BENCH_RUNS:-30}"

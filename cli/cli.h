@@ -1,0 +1,45 @@
+/* cli.h — shared state of the `silt` command.
+ *
+ * The CLI uses only the public API (include/silt.h) plus jansson for its own
+ * JSON output. Exit codes: 0 ok, 1 the operation failed (message on stderr
+ * prefixed "silt: "), 2 usage error.
+ */
+#ifndef SILT_CLI_H
+#define SILT_CLI_H
+
+#include <stdbool.h>
+
+#include "silt.h"
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+typedef struct cli_ctx {
+    const char *workspace_dir; /* --workspace, or NULL */
+    bool json;                 /* --json */
+} cli_ctx;
+
+/* Prints "silt: <msg>" (or the library's last error when msg is NULL) on
+ * stderr and returns EXIT_FAIL. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "silt: <msg>" plus a usage hint and returns EXIT_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Opens the workspace or prints the error. Returns 0 or EXIT_FAIL. */
+int cli_open_workspace(cli_ctx *c, silt_workspace **ws);
+
+typedef int (*cli_cmd_fn)(cli_ctx *c, int argc, char **argv);
+
+int cmd_init(cli_ctx *c, int argc, char **argv);
+int cmd_new(cli_ctx *c, int argc, char **argv);
+int cmd_add(cli_ctx *c, int argc, char **argv);
+int cmd_list(cli_ctx *c, int argc, char **argv);
+int cmd_info(cli_ctx *c, int argc, char **argv);
+int cmd_rename(cli_ctx *c, int argc, char **argv);
+int cmd_delete(cli_ctx *c, int argc, char **argv);
+int cmd_log(cli_ctx *c, int argc, char **argv);
+int cmd_append(cli_ctx *c, int argc, char **argv);
+int cmd_verify(cli_ctx *c, int argc, char **argv);
+int cmd_block(cli_ctx *c, int argc, char **argv);
+
+#endif

@@ -1,0 +1,274 @@
+/* cmd_chain.c — metadata chain commands: log, append, verify, block hash,
+ * block decode. */
+#include "cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_count(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0 || end == s)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_log(cli_ctx *c, int argc, char **argv)
+{
+    const char *ref = NULL;
+    long limit = -1;
+    bool yaml = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-n") == 0 || strcmp(a, "--limit") == 0) {
+            if (i + 1 >= argc || parse_count(argv[i + 1], &limit))
+                return cli_usage("log: -n needs a non-negative number");
+            i++;
+        } else if (strncmp(a, "-n", 2) == 0 && a[2]) {
+            if (parse_count(a + 2, &limit))
+                return cli_usage("log: -n needs a non-negative number");
+        } else if (strcmp(a, "--yaml") == 0) {
+            yaml = true;
+        } else if (a[0] == '-') {
+            return cli_usage("log: unknown option '%s'", a);
+        } else if (!ref) {
+            ref = a;
+        } else {
+            return cli_usage("log takes one NAME");
+        }
+    }
+    if (!ref)
+        return cli_usage("log needs a NAME");
+    if (yaml && c->json)
+        return cli_usage("log: --yaml and --json are exclusive");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    silt_block_iter *it = NULL;
+    int status = EXIT_OK;
+    json_t *arr = NULL;
+    if (silt_dataset_open(&ds, ws, ref) < 0 || silt_block_iter_new(&it, ds) < 0) {
+        status = cli_fail(NULL);
+        goto out;
+    }
+    if (c->json && !(arr = json_array())) {
+        status = cli_fail("out of memory");
+        goto out;
+    }
+    for (long n = 0; limit < 0 || n < limit; n++) {
+        silt_block *b = NULL;
+        if (silt_block_iter_next(&b, it) < 0) {
+            status = cli_fail(NULL);
+            goto out;
+        }
+        if (!b)
+            break;
+        char *text = NULL;
+        if (c->json) {
+            if (silt_block_to_json(&text, b) < 0) {
+                silt_block_free(b);
+                status = cli_fail(NULL);
+                goto out;
+            }
+            json_error_t jerr;
+            json_t *o = json_loads(text, 0, &jerr);
+            if (!o) {
+                free(text);
+                silt_block_free(b);
+                status = cli_fail("internal error: bad block JSON: %s", jerr.text);
+                goto out;
+            }
+            json_array_append_new(arr, o);
+        } else if (yaml) {
+            if (silt_block_to_yaml(&text, b) < 0) {
+                silt_block_free(b);
+                status = cli_fail(NULL);
+                goto out;
+            }
+            printf("%s# block %s\n%s", n ? "---\n" : "", silt_block_hash(b), text);
+        } else {
+            printf("%6llu  %s  %s  %s\n", (unsigned long long)silt_block_sequence_number(b),
+                   silt_block_system_time(b), silt_block_hash(b), silt_block_event_kind(b));
+        }
+        free(text);
+        silt_block_free(b);
+    }
+    if (arr) {
+        json_dumpf(arr, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    }
+out:
+    json_decref(arr);
+    silt_block_iter_free(it);
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}
+
+int cmd_append(cli_ctx *c, int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage("append needs NAME and at least one EVENT.yaml");
+    for (int i = 0; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage("append: unknown option '%s'", argv[i]);
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, argv[0]) < 0) {
+        status = cli_fail(NULL);
+        goto out;
+    }
+    for (int i = 1; i < argc; i++) {
+        int n = silt_dataset_append_events(ds, argv[i]);
+        if (n < 0) {
+            status = cli_fail(NULL);
+            break;
+        }
+        silt_dataset_info info;
+        if (silt_dataset_info_get(&info, ds) < 0) {
+            status = cli_fail(NULL);
+            break;
+        }
+        if (!c->json)
+            printf("Appended %d block%s to %s, head %s\n", n, n == 1 ? "" : "s", info.name,
+                   info.head);
+        else
+            printf("{\"dataset\":\"%s\",\"appended\":%d,\"head\":\"%s\"}\n", info.name, n,
+                   info.head);
+    }
+out:
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}
+
+typedef struct verify_ctx {
+    const char *name;
+    json_t *problems; /* when --json */
+    size_t count;
+} verify_ctx;
+
+static void verify_report(void *ctx, const char *line)
+{
+    verify_ctx *v = ctx;
+    v->count++;
+    if (v->problems)
+        json_array_append_new(v->problems, json_string(line));
+    else
+        fprintf(stderr, "silt: %s: %s\n", v->name, line);
+}
+
+int cmd_verify(cli_ctx *c, int argc, char **argv)
+{
+    bool all = false;
+    int nrefs = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--all") == 0)
+            all = true;
+        else if (argv[i][0] == '-')
+            return cli_usage("verify: unknown option '%s'", argv[i]);
+        else
+            nrefs++;
+    }
+    if (!all && nrefs == 0)
+        return cli_usage("verify needs NAME... or --all");
+    if (all && nrefs)
+        return cli_usage("verify: give NAMEs or --all, not both");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    char **names = NULL;
+    if (all) {
+        if (silt_dataset_list(&names, ws) < 0) {
+            silt_workspace_free(ws);
+            return cli_fail(NULL);
+        }
+    } else {
+        names = calloc((size_t)nrefs + 1, sizeof *names);
+        if (!names) {
+            silt_workspace_free(ws);
+            return cli_fail("out of memory");
+        }
+        int k = 0;
+        for (int i = 0; i < argc; i++)
+            if (argv[i][0] != '-' && !(names[k++] = strdup(argv[i]))) {
+                silt_strv_free(names);
+                silt_workspace_free(ws);
+                return cli_fail("out of memory");
+            }
+    }
+    int status = EXIT_OK;
+    json_t *out = c->json ? json_array() : NULL;
+    for (size_t i = 0; names[i]; i++) {
+        verify_ctx v = {names[i], out ? json_array() : NULL, 0};
+        silt_dataset *ds = NULL;
+        silt_dataset_info info = {0};
+        int rc = silt_dataset_open(&ds, ws, names[i]);
+        if (rc < 0) {
+            verify_report(&v, silt_error_last());
+        } else {
+            rc = silt_dataset_verify(ds, verify_report, &v);
+            if (rc < 0 && v.count == 0)
+                verify_report(&v, silt_error_last());
+            if (silt_dataset_info_get(&info, ds) < 0)
+                info.num_blocks = 0;
+        }
+        bool ok = rc >= 0 && v.count == 0;
+        if (!ok)
+            status = EXIT_FAIL;
+        if (out) {
+            json_array_append_new(out, json_pack("{s:s,s:b,s:I,s:o}", "name", names[i], "valid", ok,
+                                                 "blocks", (json_int_t)info.num_blocks, "problems",
+                                                 v.problems));
+        } else if (ok) {
+            printf("%s: ok (%llu blocks)\n", names[i], (unsigned long long)info.num_blocks);
+        } else {
+            printf("%s: INVALID (%zu problem%s)\n", names[i], v.count, v.count == 1 ? "" : "s");
+        }
+        silt_dataset_free(ds);
+    }
+    if (out) {
+        json_dumpf(out, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(out);
+    }
+    silt_strv_free(names);
+    silt_workspace_free(ws);
+    return status;
+}
+
+int cmd_block(cli_ctx *c, int argc, char **argv)
+{
+    if (argc < 1)
+        return cli_usage("block needs a subcommand: hash FILE.yaml | decode FILE");
+    const char *sub = argv[0];
+    if (argc != 2)
+        return cli_usage("block %s needs exactly one FILE", sub);
+    char *out = NULL;
+    if (strcmp(sub, "hash") == 0) {
+        if (silt_block_hash_yaml_file(&out, argv[1]) < 0)
+            return cli_fail(NULL);
+        if (c->json)
+            printf("{\"hash\":\"%s\"}\n", out);
+        else
+            printf("%s\n", out);
+    } else if (strcmp(sub, "decode") == 0) {
+        if (silt_block_decode_file(&out, argv[1]) < 0)
+            return cli_fail(NULL);
+        fputs(out, stdout);
+    } else {
+        return cli_usage("unknown block subcommand '%s'", sub);
+    }
+    free(out);
+    return EXIT_OK;
+}

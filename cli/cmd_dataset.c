@@ -1,0 +1,272 @@
+/* cmd_dataset.c — workspace and dataset commands: init, new, add, list, info,
+ * rename, delete. */
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Rejects options the command does not know (anything starting with '-'). */
+static int reject_options(int argc, char **argv, const char *cmd)
+{
+    for (int i = 0; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] != '\0' && strcmp(argv[i], "--") != 0)
+            return cli_usage("%s: unknown option '%s'", cmd, argv[i]);
+    return 0;
+}
+
+int cmd_init(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "init");
+    if (rc)
+        return rc;
+    if (argc > 1)
+        return cli_usage("init takes at most one directory");
+    const char *dir = argc == 1 ? argv[0] : (c->workspace_dir ? c->workspace_dir : ".");
+    if (silt_workspace_init(dir) < 0)
+        return cli_fail(NULL);
+    if (c->json)
+        printf("{\"workspace\":\"%s/.silt\"}\n", dir);
+    else
+        printf("Initialized silt workspace in %s/.silt\n", dir);
+    return EXIT_OK;
+}
+
+int cmd_new(cli_ctx *c, int argc, char **argv)
+{
+    const char *name = NULL;
+    silt_dataset_kind kind = SILT_ROOT;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--derivative") == 0)
+            kind = SILT_DERIVATIVE;
+        else if (strcmp(argv[i], "--root") == 0)
+            kind = SILT_ROOT;
+        else if (argv[i][0] == '-')
+            return cli_usage("new: unknown option '%s'", argv[i]);
+        else if (!name)
+            name = argv[i];
+        else
+            return cli_usage("new takes one NAME");
+    }
+    if (!name)
+        return cli_usage("new needs a NAME");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    int rc = silt_dataset_create(&ds, ws, name, kind);
+    if (rc < 0) {
+        silt_workspace_free(ws);
+        return cli_fail(NULL);
+    }
+    silt_dataset_info info;
+    if (silt_dataset_info_get(&info, ds) < 0) {
+        silt_dataset_free(ds);
+        silt_workspace_free(ws);
+        return cli_fail(NULL);
+    }
+    if (c->json)
+        printf("{\"name\":\"%s\",\"id\":\"%s\",\"head\":\"%s\"}\n", info.name, info.id, info.head);
+    else
+        printf("Created %s (%s)\n", info.name, info.id);
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return EXIT_OK;
+}
+
+int cmd_add(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "add");
+    if (rc)
+        return rc;
+    if (argc == 0)
+        return cli_usage("add needs at least one MANIFEST");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    int status = EXIT_OK;
+    json_t *arr = c->json ? json_array() : NULL;
+    for (int i = 0; i < argc; i++) {
+        char **names = NULL;
+        if (silt_dataset_add_manifest(&names, ws, argv[i]) < 0) {
+            status = cli_fail(NULL);
+            continue;
+        }
+        for (size_t k = 0; names && names[k]; k++) {
+            silt_dataset *ds = NULL;
+            silt_dataset_info info;
+            if (silt_dataset_open(&ds, ws, names[k]) < 0 || silt_dataset_info_get(&info, ds) < 0) {
+                status = cli_fail(NULL);
+                silt_dataset_free(ds);
+                continue;
+            }
+            if (arr)
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:I}", "name", info.name, "id",
+                                                     info.id, "head", info.head, "blocks",
+                                                     (json_int_t)info.num_blocks));
+            else
+                printf("Added %s (%s, %llu blocks)\n", info.name, info.id,
+                       (unsigned long long)info.num_blocks);
+            silt_dataset_free(ds);
+        }
+        silt_strv_free(names);
+    }
+    if (arr) {
+        json_dumpf(arr, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(arr);
+    }
+    silt_workspace_free(ws);
+    return status;
+}
+
+static json_t *info_json(const silt_dataset_info *in)
+{
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:b,s:I}", "name", in->name, "id",
+                          in->id, "branch", in->branch, "kind",
+                          in->kind == SILT_ROOT ? "Root" : "Derivative", "head", in->head, "blocks",
+                          (json_int_t)in->num_blocks, "records", (json_int_t)in->num_records,
+                          "dataSize", (json_int_t)in->data_size, "hasSchema", in->has_schema,
+                          "hasPollingSource", in->has_polling_source, "pushSources",
+                          (json_int_t)in->num_push_sources);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "lastOffset",
+                        in->has_last_offset ? json_integer((json_int_t)in->last_offset) : json_null());
+    json_object_set_new(o, "watermark", in->has_watermark ? json_string(in->watermark) : json_null());
+    json_object_set_new(o, "lastSystemTime", json_string(in->last_system_time));
+    return o;
+}
+
+int cmd_list(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "list");
+    if (rc)
+        return rc;
+    if (argc)
+        return cli_usage("list takes no arguments");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    char **names = NULL;
+    if (silt_dataset_list(&names, ws) < 0) {
+        silt_workspace_free(ws);
+        return cli_fail(NULL);
+    }
+    int status = EXIT_OK;
+    json_t *arr = c->json ? json_array() : NULL;
+    if (!arr && names && names[0])
+        printf("%-32s %-10s %8s %10s  %s\n", "NAME", "KIND", "BLOCKS", "RECORDS", "WATERMARK");
+    for (size_t i = 0; names && names[i]; i++) {
+        silt_dataset *ds = NULL;
+        silt_dataset_info info;
+        if (silt_dataset_open(&ds, ws, names[i]) < 0 || silt_dataset_info_get(&info, ds) < 0) {
+            status = cli_fail(NULL);
+            silt_dataset_free(ds);
+            continue;
+        }
+        if (arr)
+            json_array_append_new(arr, info_json(&info));
+        else
+            printf("%-32s %-10s %8llu %10llu  %s\n", info.name,
+                   info.kind == SILT_ROOT ? "Root" : "Derivative",
+                   (unsigned long long)info.num_blocks, (unsigned long long)info.num_records,
+                   info.has_watermark ? info.watermark : "-");
+        silt_dataset_free(ds);
+    }
+    if (arr) {
+        json_dumpf(arr, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(arr);
+    }
+    silt_strv_free(names);
+    silt_workspace_free(ws);
+    return status;
+}
+
+int cmd_info(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "info");
+    if (rc)
+        return rc;
+    if (argc != 1)
+        return cli_usage("info needs one NAME");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    silt_dataset_info in;
+    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0) {
+        silt_dataset_free(ds);
+        silt_workspace_free(ws);
+        return cli_fail(NULL);
+    }
+    if (c->json) {
+        json_t *o = info_json(&in);
+        json_dumpf(o, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(o);
+    } else {
+        printf("Name:          %s\n", in.name);
+        printf("ID:            %s\n", in.id);
+        printf("Branch:        %s\n", in.branch);
+        printf("Kind:          %s\n", in.kind == SILT_ROOT ? "Root" : "Derivative");
+        printf("Head:          %s\n", in.head);
+        printf("Blocks:        %llu\n", (unsigned long long)in.num_blocks);
+        printf("Records:       %llu\n", (unsigned long long)in.num_records);
+        if (in.has_last_offset)
+            printf("Last offset:   %llu\n", (unsigned long long)in.last_offset);
+        printf("Watermark:     %s\n", in.has_watermark ? in.watermark : "-");
+        printf("Last update:   %s\n", in.last_system_time);
+        printf("Schema:        %s\n", in.has_schema ? "yes" : "no");
+        printf("Sources:       %s%zu push\n", in.has_polling_source ? "polling, " : "",
+               in.num_push_sources);
+    }
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return EXIT_OK;
+}
+
+int cmd_rename(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "rename");
+    if (rc)
+        return rc;
+    if (argc != 2)
+        return cli_usage("rename needs NAME and NEW_NAME");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    rc = silt_dataset_rename(ws, argv[0], argv[1]);
+    silt_workspace_free(ws);
+    if (rc < 0)
+        return cli_fail(NULL);
+    if (!c->json)
+        printf("Renamed %s to %s\n", argv[0], argv[1]);
+    else
+        printf("{\"from\":\"%s\",\"to\":\"%s\"}\n", argv[0], argv[1]);
+    return EXIT_OK;
+}
+
+int cmd_delete(cli_ctx *c, int argc, char **argv)
+{
+    int rc = reject_options(argc, argv, "delete");
+    if (rc)
+        return rc;
+    if (argc == 0)
+        return cli_usage("delete needs at least one NAME");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    int status = EXIT_OK;
+    for (int i = 0; i < argc; i++) {
+        if (silt_dataset_delete(ws, argv[i]) < 0)
+            status = cli_fail(NULL);
+        else if (!c->json)
+            printf("Deleted %s\n", argv[i]);
+    }
+    silt_workspace_free(ws);
+    return status;
+}

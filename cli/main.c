@@ -1,0 +1,130 @@
+/* main.c — entry point of the `silt` command: global options, dispatch,
+ * error reporting. Global options (--workspace DIR, --json) may appear
+ * anywhere before a literal "--". */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *USAGE =
+    "usage: silt [--workspace DIR] [--json] COMMAND [ARGS]\n"
+    "\n"
+    "Workspace and datasets:\n"
+    "  init                          create .silt/ in the current directory\n"
+    "  new NAME                      create an empty root dataset\n"
+    "  add MANIFEST.yaml...          create datasets from DatasetSnapshot manifests\n"
+    "  list                          list datasets\n"
+    "  info NAME                     summary of a dataset\n"
+    "  rename NAME NEW               rename a dataset\n"
+    "  delete NAME...                delete datasets\n"
+    "\n"
+    "Metadata chain:\n"
+    "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
+    "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
+    "  verify NAME...|--all          check hashes and every chain rule\n"
+    "  block hash FILE.yaml          multihash of a block's canonical binary form\n"
+    "  block decode FILE             binary block -> YAML\n"
+    "\n"
+    "Exit codes: 0 ok, 1 failed, 2 usage error.\n";
+
+int cli_fail(const char *fmt, ...)
+{
+    fputs("silt: ", stderr);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    } else {
+        const char *m = silt_error_last();
+        fputs(m && *m ? m : "operation failed", stderr);
+    }
+    fputc('\n', stderr);
+    return EXIT_FAIL;
+}
+
+int cli_usage(const char *fmt, ...)
+{
+    fputs("silt: ", stderr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see 'silt help')\n", stderr);
+    return EXIT_USAGE;
+}
+
+int cli_open_workspace(cli_ctx *c, silt_workspace **ws)
+{
+    if (silt_workspace_open(ws, c->workspace_dir) < 0)
+        return cli_fail(NULL);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    cli_cmd_fn fn;
+} COMMANDS[] = {
+    {"init", cmd_init},     {"new", cmd_new},       {"add", cmd_add},
+    {"list", cmd_list},     {"ls", cmd_list},       {"info", cmd_info},
+    {"rename", cmd_rename}, {"delete", cmd_delete}, {"log", cmd_log},
+    {"append", cmd_append}, {"verify", cmd_verify}, {"block", cmd_block},
+};
+
+int main(int argc, char **argv)
+{
+    cli_ctx c = {0};
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args)
+        return cli_fail("out of memory");
+    int n = 0;
+    bool literal = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!literal && strcmp(a, "--") == 0) {
+            literal = true;
+            args[n++] = argv[i];
+            continue;
+        }
+        if (!literal && strcmp(a, "--json") == 0) {
+            c.json = true;
+        } else if (!literal && strcmp(a, "--workspace") == 0) {
+            if (i + 1 >= argc) {
+                free(args);
+                return cli_usage("--workspace needs a directory");
+            }
+            c.workspace_dir = argv[++i];
+        } else if (!literal && strncmp(a, "--workspace=", 12) == 0) {
+            c.workspace_dir = a + 12;
+        } else {
+            args[n++] = argv[i];
+        }
+    }
+    if (n == 0) {
+        fputs(USAGE, stderr);
+        free(args);
+        return EXIT_USAGE;
+    }
+    const char *cmd = args[0];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(USAGE, stdout);
+        free(args);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("silt %s\n", SILT_VERSION);
+        free(args);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        if (strcmp(cmd, COMMANDS[i].name) == 0) {
+            int rc = COMMANDS[i].fn(&c, n - 1, args + 1);
+            free(args);
+            return rc;
+        }
+    }
+    free(args);
+    return cli_usage("unknown command '%s'", cmd);
+}

@@ -1,0 +1,153 @@
+/* silt.h — public C API of silt, a versioned, verifiable dataset store.
+ *
+ * Conventions (after libgit2/SQLite):
+ *  - functions return 0 (or a count >= 0) on success, a negative SILT_E* code
+ *    on failure; the message is in silt_error_last() (thread-local);
+ *  - out-parameters come first; handles are opaque; every *_free accepts NULL;
+ *  - strings returned through `char **` are malloc'd and owned by the caller
+ *    (free()); `const char *` results are borrowed from the handle they came
+ *    from and live as long as it.
+ * The library never exits or aborts on bad input or I/O errors.
+ */
+#ifndef SILT_H
+#define SILT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SILT_VERSION "0.1.0"
+
+/* error codes (same values as src/util/error.h) */
+#define SILT_OK 0
+#define SILT_EINVAL (-1)
+#define SILT_ENOMEM (-2)
+#define SILT_EIO (-3)
+#define SILT_ENOTFOUND (-4)
+#define SILT_EEXISTS (-5)
+#define SILT_ECONFLICT (-6)
+#define SILT_ECORRUPT (-7)
+#define SILT_EVALIDATION (-8)
+#define SILT_EUNSUPPORTED (-9)
+#define SILT_EINTERNAL (-10)
+
+/* Message of the last failure on this thread (never NULL). */
+const char *silt_error_last(void);
+
+typedef struct silt_workspace silt_workspace;
+typedef struct silt_dataset silt_dataset;
+typedef struct silt_block silt_block;
+
+/* ---- workspace ---------------------------------------------------------- */
+
+/* Creates `<dir>/.silt/` (dir must exist). SILT_EEXISTS if already there. */
+int silt_workspace_init(const char *dir);
+
+/* Opens a workspace. `dir` (may be NULL) is the directory that contains
+ * `.silt/` or the `.silt` dir itself; when NULL, $SILT_WORKSPACE is used, else
+ * the nearest `.silt/` upward from the working directory. */
+int silt_workspace_open(silt_workspace **out, const char *dir);
+void silt_workspace_free(silt_workspace *ws);
+/* Absolute path of the `.silt` directory (borrowed). */
+const char *silt_workspace_path(const silt_workspace *ws);
+
+/* ---- datasets ----------------------------------------------------------- */
+
+typedef enum silt_dataset_kind { SILT_ROOT = 0, SILT_DERIVATIVE = 1 } silt_dataset_kind;
+
+/* Creates an empty dataset (Seed block only). Names: [A-Za-z0-9._-], 1..100
+ * chars, not starting with '.' or '-'. SILT_EEXISTS when the name is taken. */
+int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name,
+                        silt_dataset_kind kind);
+
+/* Creates datasets from a manifest file holding one or more YAML documents
+ * (`kind: DatasetSnapshot, version: 1`). The Seed is generated, then every
+ * event of `metadata` is appended. All-or-nothing per dataset: on error no
+ * dataset of that document is left behind. `names_out` (may be NULL)
+ * receives a malloc'd, NULL-terminated array of created names (free each and
+ * the array with silt_strv_free). */
+int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path);
+
+/* Opens by reference: "name", "name@branch" or "did:odf:…". */
+int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref);
+void silt_dataset_free(silt_dataset *ds);
+
+int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_name);
+int silt_dataset_delete(silt_workspace *ws, const char *ref);
+
+/* Sorted (by name) list of dataset names; NULL-terminated; free with silt_strv_free. */
+int silt_dataset_list(char ***names_out, silt_workspace *ws);
+void silt_strv_free(char **v);
+
+/* Summary information (borrowed strings, valid while ds lives). */
+typedef struct silt_dataset_info {
+    const char *name;
+    const char *id;        /* did:odf:… */
+    const char *branch;    /* "master" unless opened as name@branch */
+    silt_dataset_kind kind;
+    const char *head;      /* multihash text of the head block */
+    uint64_t num_blocks;   /* = head sequence number + 1 */
+    bool has_last_offset;
+    uint64_t last_offset;  /* last offset of data, if any */
+    uint64_t num_records;  /* number of data records */
+    bool has_watermark;
+    char watermark[40];    /* RFC 3339 */
+    char last_system_time[40];
+    bool has_schema;
+    bool has_polling_source;
+    size_t num_push_sources;
+    uint64_t data_size;    /* bytes of data slices */
+} silt_dataset_info;
+
+int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds);
+
+/* Appends metadata events from a YAML file: either a single event mapping
+ * (`kind: SetInfo …`), a manifest `kind: MetadataEvent` envelope, or a
+ * DatasetSnapshot whose `metadata` events are appended in order. Each event
+ * is validated against the chain rules; all-or-nothing is NOT guaranteed
+ * across several events (each lands as its own block). Returns the number of
+ * blocks appended. */
+int silt_dataset_append_events(silt_dataset *ds, const char *path);
+
+/* ---- blocks ------------------------------------------------------------- */
+
+/* Iterates blocks from the head backwards (newest first). `*out` is NULL at
+ * the end. Each block is owned by the caller (silt_block_free). */
+typedef struct silt_block_iter silt_block_iter;
+int silt_block_iter_new(silt_block_iter **out, silt_dataset *ds);
+int silt_block_iter_next(silt_block **out, silt_block_iter *it);
+void silt_block_iter_free(silt_block_iter *it);
+
+void silt_block_free(silt_block *b);
+const char *silt_block_hash(const silt_block *b);        /* multihash text */
+uint64_t silt_block_sequence_number(const silt_block *b);
+const char *silt_block_event_kind(const silt_block *b);  /* e.g. "AddData" */
+const char *silt_block_system_time(const silt_block *b); /* RFC 3339 */
+/* Full YAML manifest (kind: MetadataBlock, version, content) / JSON object of
+ * the block (with "hash" added). Caller frees. */
+int silt_block_to_yaml(char **out, const silt_block *b);
+int silt_block_to_json(char **out, const silt_block *b);
+
+/* `silt block hash`: multihash text of the canonical binary form of a YAML
+ * block file (kind: MetadataBlock). Caller frees *out. */
+int silt_block_hash_yaml_file(char **out, const char *path);
+/* `silt block decode`: binary block file -> YAML manifest text. */
+int silt_block_decode_file(char **out, const char *path);
+
+/* ---- verification ------------------------------------------------------- */
+
+/* Verifies every block (hash = file name, decodes, chain rules, referenced
+ * objects, data hashes where present). Every problem is reported through
+ * `report` (one line each; may be NULL). Returns 0 when valid, SILT_ECORRUPT
+ * or SILT_EVALIDATION when problems were found, another code on I/O errors. */
+typedef void (*silt_report_fn)(void *ctx, const char *line);
+int silt_dataset_verify(silt_dataset *ds, silt_report_fn report, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

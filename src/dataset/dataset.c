@@ -1,0 +1,728 @@
+/* dataset.c — datasets of a workspace: create (Seed), open by reference,
+ * append blocks, create from manifests, rename, delete, list, info.
+ *
+ * Invariants:
+ *  - a new dataset is built completely in `.silt/tmp/<random>/` and renamed
+ *    into `.silt/datasets/<did-multibase>/` under the workspace lock after
+ *    re-checking that its name is free: a failed creation leaves nothing
+ *    visible;
+ *  - every block is validated with odf_chain_check against the state at the
+ *    head the writer read, written as an immutable object, and then the ref
+ *    is moved by compare-and-swap from that head; a lost race is
+ *    SILT_ECONFLICT and leaves only an unreferenced object behind;
+ *  - system time never decreases along a chain (max(now, last));
+ *  - renames and deletes happen under the workspace lock; a deleted dataset
+ *    is first moved to `.silt/trash/` (atomic), then removed. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset/dataset_internal.h"
+#include "odf/block.h"
+#include "odf/yaml.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+
+/* ---- handles ------------------------------------------------------------ */
+
+static silt_dataset *ds_new(silt_workspace *ws, const char *dir, const char *branch)
+{
+    silt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds)
+        return NULL;
+    ds->ws = ws;
+    ds->dir = strdup(dir);
+    ds->branch = strdup(branch && strcmp(branch, "master") != 0 ? branch : "master");
+    if (ds->branch && strcmp(ds->branch, "master") != 0) {
+        size_t n = strlen(ds->branch) + 10;
+        ds->ref = malloc(n);
+        if (ds->ref)
+            snprintf(ds->ref, n, "branches/%s", ds->branch);
+    } else {
+        ds->ref = strdup("head");
+    }
+    if (!ds->dir || !ds->branch || !ds->ref || odf_chain_state_init(&ds->st) < 0) {
+        free(ds->dir);
+        free(ds->branch);
+        free(ds->ref);
+        free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+void silt_dataset_free(silt_dataset *ds)
+{
+    if (!ds)
+        return;
+    silt_store_free(ds->store);
+    odf_chain_state_free(&ds->st);
+    free(ds->dir);
+    free(ds->name);
+    free(ds->branch);
+    free(ds->ref);
+    free(ds);
+}
+
+/* "name" or "name@branch" of ds (static buffer per thread, for messages). */
+static const char *ds_label(const silt_dataset *ds)
+{
+    static _Thread_local char buf[256];
+    if (strcmp(ds->branch, "master") == 0)
+        snprintf(buf, sizeof buf, "%s", ds->name ? ds->name : "?");
+    else
+        snprintf(buf, sizeof buf, "%s@%s", ds->name ? ds->name : "?", ds->branch);
+    return buf;
+}
+
+int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
+{
+    *out = NULL;
+    silt_dataset *ds = ds_new(ws, dir, branch);
+    if (!ds)
+        return silt_err(SILT_ENOMEM, "dataset: out of memory");
+    int rc = silt_ws_read_alias(dir, &ds->name);
+    if (rc == SILT_ENOTFOUND) {
+        const char *base = strrchr(dir, '/');
+        ds->name = strdup(base ? base + 1 : dir);
+        rc = ds->name ? 0 : silt_err(SILT_ENOMEM, "dataset: out of memory");
+    }
+    if (rc == 0)
+        rc = silt_store_open_local(&ds->store, dir, false);
+    if (rc == 0 && strcmp(ds->ref, "head") != 0) {
+        silt_buf b = SILT_BUF_INIT;
+        rc = silt_store_ref_read(ds->store, ds->ref, &b);
+        silt_buf_free(&b);
+        if (rc == SILT_ENOTFOUND)
+            rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no branch '%s'", ds->name, ds->branch);
+    }
+    if (rc == 0)
+        rc = silt_ds_sync(ds);
+    if (rc == 0)
+        silt_did_to_text(ds->st.dataset_id, ds->id);
+    if (rc < 0) {
+        silt_dataset_free(ds);
+        return rc;
+    }
+    *out = ds;
+    return 0;
+}
+
+/* Resolves a reference to the dataset directory (malloc'd) and the branch
+ * (malloc'd, NULL = master). */
+static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char **branch_out)
+{
+    *dir_out = NULL;
+    *branch_out = NULL;
+    if (!ref || !*ref)
+        return silt_err(SILT_EINVAL, "empty dataset reference");
+    if (strncmp(ref, "did:odf:", 8) == 0) {
+        uint8_t did[SILT_DID_LEN];
+        int rc = silt_did_from_text(ref, did);
+        if (rc < 0)
+            return silt_err_context(SILT_EINVAL, "dataset reference '%s'", ref);
+        char mb[2 * SILT_DID_LEN + 2];
+        silt_multibase_encode_f(did, SILT_DID_LEN, mb);
+        char *dir = silt_path_join(ws->datasets, mb, NULL);
+        if (!dir)
+            return silt_err(SILT_ENOMEM, "dataset: out of memory");
+        if (!silt_fs_is_dir(dir)) {
+            free(dir);
+            return silt_err(SILT_ENOTFOUND, "dataset '%s' not found", ref);
+        }
+        *dir_out = dir;
+        return 0;
+    }
+    const char *at = strchr(ref, '@');
+    char name[128];
+    size_t nlen = at ? (size_t)(at - ref) : strlen(ref);
+    if (nlen >= sizeof name)
+        return silt_err(SILT_EINVAL, "invalid dataset reference '%s': name too long", ref);
+    memcpy(name, ref, nlen);
+    name[nlen] = '\0';
+    if (!silt_ds_name_valid(name))
+        return silt_err(SILT_EINVAL,
+                        "invalid dataset reference '%s': names use [A-Za-z0-9._-], 1..100 chars, "
+                        "not starting with '.' or '-'",
+                        ref);
+    if (at && !silt_store_valid_branch_name(at + 1))
+        return silt_err(SILT_EINVAL, "invalid dataset reference '%s': bad branch name", ref);
+    int rc = silt_ws_find_by_name(ws, name, dir_out);
+    if (rc < 0)
+        return rc;
+    if (at && strcmp(at + 1, "master") != 0) {
+        *branch_out = strdup(at + 1);
+        if (!*branch_out) {
+            free(*dir_out);
+            *dir_out = NULL;
+            return silt_err(SILT_ENOMEM, "dataset: out of memory");
+        }
+    }
+    return 0;
+}
+
+int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
+{
+    *out = NULL;
+    char *dir = NULL, *branch = NULL;
+    int rc = resolve_ref(ws, ref, &dir, &branch);
+    if (rc == 0)
+        rc = silt_ds_open_dir(out, ws, dir, branch);
+    free(dir);
+    free(branch);
+    return rc;
+}
+
+/* ---- appending ---------------------------------------------------------- */
+
+int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN])
+{
+    int rc = silt_ds_sync(ds);
+    if (rc == SILT_ENOTFOUND && ds->st.empty && event->type == ODF_MetadataEvent_Seed) {
+        silt_err_clear();
+        rc = 0; /* creating the chain */
+    }
+    if (rc < 0)
+        return rc;
+    odf_MetadataBlock blk;
+    memset(&blk, 0, sizeof blk);
+    silt_time now = silt_time_now();
+    blk.system_time = (odf_time){now.sec, now.nsec};
+    blk.has_system_time = true;
+    if (!ds->st.empty) {
+        const odf_time last = ds->st.last_system_time;
+        if (blk.system_time.sec < last.sec || (blk.system_time.sec == last.sec && blk.system_time.nsec < last.nsec))
+            blk.system_time = last;
+        blk.prev_block_hash = (odf_bytes){ds->st.head, SILT_MH_LEN};
+        blk.sequence_number = ds->st.seq + 1;
+    }
+    blk.event = *event;
+
+    silt_buf enc = SILT_BUF_INIT;
+    uint8_t mh[SILT_MH_LEN];
+    rc = odf_block_encode_hash(&enc, &blk, mh);
+    if (rc == 0) {
+        odf_chain_env env;
+        silt_ds_chain_env(ds, &env);
+        rc = odf_chain_check(&ds->st, &blk, mh, &env);
+    }
+    if (rc == 0)
+        rc = silt_store_put(ds->store, "blocks", mh, enc.data, enc.len);
+    silt_buf_free(&enc);
+    if (rc == 0) {
+        char text[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_to_text(mh, SILT_MH_LEN, text);
+        rc = silt_store_ref_cas(ds->store, ds->ref, ds->st.empty ? NULL : ds->head, text);
+        if (rc == SILT_ECONFLICT)
+            rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", ds_label(ds));
+    }
+    if (rc < 0)
+        return silt_err_context(rc, "dataset '%s'", ds_label(ds));
+    rc = odf_chain_apply(&ds->st, &blk, mh);
+    if (rc < 0) { /* the block landed; drop the in-memory state, it is rebuilt on demand */
+        odf_chain_state_free(&ds->st);
+        int rc2 = odf_chain_state_init(&ds->st);
+        return rc2 < 0 ? rc2 : rc;
+    }
+    silt_ds_refresh_info(ds);
+    if (silt_ds_summary_save(ds) < 0)
+        silt_err_clear(); /* not fatal: the summary is a cache */
+    if (hash_out)
+        memcpy(hash_out, mh, SILT_MH_LEN);
+    return 0;
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+/* Builds a new dataset with its Seed in a fresh staging directory. On
+ * success *ds_out is open on the staging dir (caller frees) and *stage_out
+ * is the staging path (malloc'd); on failure nothing is left behind. */
+static int create_staged(silt_workspace *ws, const char *name, int32_t odf_kind,
+                         silt_dataset **ds_out, char **stage_out)
+{
+    *ds_out = NULL;
+    *stage_out = NULL;
+    char *stage = NULL;
+    int rc = silt_ws_mktemp(ws, "tmp", &stage);
+    if (rc < 0)
+        return rc;
+    silt_dataset *ds = ds_new(ws, stage, NULL);
+    char *info = silt_path_join(stage, "info", NULL);
+    char *alias = info ? silt_path_join(info, "alias", NULL) : NULL;
+    if (!ds || !alias || !(ds->name = strdup(name)))
+        rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+    if (rc == 0)
+        rc = silt_fs_mkdirs(info);
+    if (rc == 0)
+        rc = silt_fs_write_atomic(alias, name, strlen(name), false);
+    if (rc == 0)
+        rc = silt_store_open_local(&ds->store, stage, true);
+    uint8_t did[SILT_DID_LEN];
+    if (rc == 0)
+        rc = silt_did_generate(did, NULL);
+    if (rc == 0) {
+        odf_Seed seed = {.dataset_id = {did, SILT_DID_LEN}, .dataset_kind = odf_kind};
+        odf_union ev = {ODF_MetadataEvent_Seed, &seed};
+        rc = silt_ds_append_event(ds, &ev, NULL);
+    }
+    if (rc == 0)
+        silt_did_to_text(did, ds->id);
+    free(info);
+    free(alias);
+    if (rc < 0) {
+        silt_dataset_free(ds);
+        silt_fs_remove_tree(stage);
+        free(stage);
+        return rc;
+    }
+    *ds_out = ds;
+    *stage_out = stage;
+    return 0;
+}
+
+/* Moves a staged dataset into datasets/ under the workspace lock, after
+ * re-checking that its name is free. Consumes (removes) the staging dir on
+ * failure. *dir_out (may be NULL) receives the final directory. */
+static int publish(silt_workspace *ws, const char *stage, const char *name, const char *id,
+                   char **dir_out)
+{
+    char *dest = silt_path_join(ws->datasets, id + 8 /* after "did:odf:" */, NULL);
+    if (!dest) {
+        silt_fs_remove_tree(stage);
+        return silt_err(SILT_ENOMEM, "dataset: out of memory");
+    }
+    int fd = silt_ws_lock(ws);
+    int rc = fd < 0 ? fd : 0;
+    if (rc == 0) {
+        char *other = NULL;
+        rc = silt_ws_find_by_name(ws, name, &other);
+        free(other);
+        if (rc == 0)
+            rc = silt_err(SILT_EEXISTS, "dataset '%s' already exists", name);
+        else if (rc == SILT_ENOTFOUND)
+            rc = 0;
+    }
+    if (rc == 0 && rename(stage, dest) != 0)
+        rc = silt_err(SILT_EIO, "%s: cannot move dataset into place: %s", dest, strerror(errno));
+    if (rc == 0)
+        rc = silt_fs_fsync_dir(ws->datasets);
+    silt_ws_unlock(fd);
+    if (rc < 0) {
+        silt_fs_remove_tree(silt_fs_is_dir(stage) ? stage : dest);
+        free(dest);
+        return rc;
+    }
+    if (dir_out)
+        *dir_out = dest;
+    else
+        free(dest);
+    return 0;
+}
+
+/* Fails with SILT_EEXISTS if `name` is taken (early check; publish re-checks). */
+static int check_name_free(silt_workspace *ws, const char *name)
+{
+    if (!silt_ds_name_valid(name))
+        return silt_err(SILT_EINVAL,
+                        "invalid dataset name '%s': use [A-Za-z0-9._-], 1..100 chars, not starting "
+                        "with '.' or '-'",
+                        name ? name : "");
+    char *dir = NULL;
+    int rc = silt_ws_find_by_name(ws, name, &dir);
+    free(dir);
+    if (rc == 0)
+        return silt_err(SILT_EEXISTS, "dataset '%s' already exists", name);
+    if (rc == SILT_ENOTFOUND) {
+        silt_err_clear();
+        return 0;
+    }
+    return rc;
+}
+
+int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name, silt_dataset_kind kind)
+{
+    *out = NULL;
+    int rc = check_name_free(ws, name);
+    if (rc < 0)
+        return rc;
+    if (kind != SILT_ROOT && kind != SILT_DERIVATIVE)
+        return silt_err(SILT_EINVAL, "dataset '%s': invalid kind %d", name, (int)kind);
+    silt_dataset *staged = NULL;
+    char *stage = NULL;
+    rc = create_staged(ws, name, kind == SILT_ROOT ? ODF_DatasetKind_Root : ODF_DatasetKind_Derivative,
+                       &staged, &stage);
+    if (rc < 0)
+        return rc;
+    char id[SILT_DID_TEXT_LEN + 1];
+    memcpy(id, staged->id, sizeof id);
+    silt_dataset_free(staged);
+    char *dir = NULL;
+    rc = publish(ws, stage, name, id, &dir);
+    free(stage);
+    if (rc == 0)
+        rc = silt_ds_open_dir(out, ws, dir, NULL);
+    free(dir);
+    return rc;
+}
+
+/* One parsed manifest document. */
+typedef struct snapshot_doc {
+    odf_DatasetSnapshot *snap;
+    int line;
+} snapshot_doc;
+
+/* Reads a whole file (text) into `b`, naming the file on error. */
+static int read_text(const char *path, silt_buf *b)
+{
+    int rc = silt_fs_read(path, b);
+    if (rc == SILT_ENOTFOUND)
+        return silt_err(SILT_ENOTFOUND, "%s: no such file", path);
+    return rc;
+}
+
+/* Checks a DatasetSnapshot document before anything is built. */
+static int check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s)
+{
+    if (!silt_ds_name_valid(s->name))
+        return silt_err(SILT_EINVAL,
+                        "%s:%d: content.name: invalid dataset name '%s' (use [A-Za-z0-9._-], 1..100 "
+                        "chars, not starting with '.' or '-')",
+                        path, line, s->name ? s->name : "");
+    for (size_t i = 0; i < s->metadata.n; i++) {
+        if (s->metadata.items[i].type == ODF_MetadataEvent_Seed)
+            return silt_err(SILT_EINVAL,
+                            "%s:%d: content.metadata[%zu]: a Seed event cannot be given in a manifest "
+                            "(it is generated)",
+                            path, line, i);
+        if (s->metadata.items[i].type == 0 || !s->metadata.items[i].value)
+            return silt_err(SILT_EINVAL, "%s:%d: content.metadata[%zu]: missing event", path, line, i);
+    }
+    return 0;
+}
+
+static const char *event_kind_name(uint8_t type)
+{
+    if (type == 0 || type > odf_udesc_MetadataEvent.nvariants)
+        return "?";
+    return odf_udesc_MetadataEvent.kinds[type - 1];
+}
+
+/* Builds and publishes the dataset of one snapshot (all-or-nothing). */
+static int add_snapshot(silt_workspace *ws, const char *path, const snapshot_doc *d)
+{
+    const odf_DatasetSnapshot *s = d->snap;
+    int rc = check_name_free(ws, s->name);
+    if (rc < 0)
+        return silt_err_context(rc, "%s:%d", path, d->line);
+    silt_dataset *ds = NULL;
+    char *stage = NULL;
+    rc = create_staged(ws, s->name, s->kind, &ds, &stage);
+    if (rc < 0)
+        return silt_err_context(rc, "%s:%d: dataset '%s'", path, d->line, s->name);
+    for (size_t i = 0; i < s->metadata.n && rc == 0; i++) {
+        rc = silt_ds_append_event(ds, &s->metadata.items[i], NULL);
+        if (rc < 0)
+            silt_err_context(rc, "%s:%d: dataset '%s': content.metadata[%zu] (%s)", path, d->line,
+                             s->name, i, event_kind_name(s->metadata.items[i].type));
+    }
+    char id[SILT_DID_TEXT_LEN + 1];
+    memcpy(id, ds->id, sizeof id);
+    silt_dataset_free(ds);
+    if (rc < 0) {
+        silt_fs_remove_tree(stage);
+        free(stage);
+        return rc;
+    }
+    rc = publish(ws, stage, s->name, id, NULL);
+    free(stage);
+    if (rc < 0)
+        return silt_err_context(rc, "%s:%d", path, d->line);
+    return 0;
+}
+
+int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path)
+{
+    if (names_out)
+        *names_out = NULL;
+    silt_buf text = SILT_BUF_INIT;
+    int rc = read_text(path, &text);
+    if (rc < 0) {
+        silt_buf_free(&text);
+        return rc;
+    }
+    silt_arena *a = silt_arena_new();
+    silt_ydoc *docs = NULL;
+    size_t n = 0;
+    snapshot_doc *snaps = NULL;
+    char **names = NULL;
+    size_t created = 0;
+    if (!a)
+        rc = SILT_ENOMEM;
+    if (rc == 0)
+        rc = silt_yaml_split(a, text.data ? text.data : "", text.len, path, &docs, &n);
+    if (rc == 0 && n == 0)
+        rc = silt_err(SILT_EINVAL, "%s: no YAML document found", path);
+    if (rc == 0) {
+        snaps = calloc(n, sizeof *snaps);
+        names = calloc(n + 1, sizeof *names);
+        if (!snaps || !names)
+            rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
+    }
+    /* parse and check every document before building anything */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        void *obj = NULL;
+        rc = odf_yaml_parse_manifest(a, docs[i].text, docs[i].len, path, "DatasetSnapshot", NULL, &obj);
+        if (rc == 0) {
+            snaps[i].snap = obj;
+            snaps[i].line = docs[i].line;
+            rc = check_snapshot(path, docs[i].line, obj);
+        }
+        for (size_t j = 0; rc == 0 && j < i; j++)
+            if (strcmp(snaps[j].snap->name, snaps[i].snap->name) == 0)
+                rc = silt_err(SILT_EINVAL, "%s:%d: content.name: dataset '%s' is defined twice", path,
+                              docs[i].line, snaps[i].snap->name);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = add_snapshot(ws, path, &snaps[i]);
+        if (rc == 0 && !(names[created++] = strdup(snaps[i].snap->name)))
+            rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
+    }
+    if (rc == 0 && names_out) {
+        *names_out = names;
+        names = NULL;
+    }
+    silt_strv_free(names);
+    free(snaps);
+    silt_arena_free(a);
+    silt_buf_free(&text);
+    return rc;
+}
+
+/* ---- rename / delete / list ---------------------------------------------- */
+
+int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_name)
+{
+    if (!silt_ds_name_valid(new_name))
+        return silt_err(SILT_EINVAL,
+                        "invalid dataset name '%s': use [A-Za-z0-9._-], 1..100 chars, not starting "
+                        "with '.' or '-'",
+                        new_name ? new_name : "");
+    int fd = silt_ws_lock(ws);
+    if (fd < 0)
+        return fd;
+    char *dir = NULL, *branch = NULL, *other = NULL, *alias = NULL;
+    int rc = resolve_ref(ws, ref, &dir, &branch);
+    if (rc == 0 && branch)
+        rc = silt_err(SILT_EINVAL, "rename: '%s' names a branch; give the dataset name", ref);
+    if (rc == 0) {
+        rc = silt_ws_find_by_name(ws, new_name, &other);
+        if (rc == 0 && strcmp(other, dir) != 0)
+            rc = silt_err(SILT_EEXISTS, "dataset '%s' already exists", new_name);
+        else if (rc == 0 || rc == SILT_ENOTFOUND)
+            rc = 0;
+    }
+    if (rc == 0 && !(alias = silt_path_join(dir, "info", "alias", NULL)))
+        rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+    if (rc == 0)
+        rc = silt_fs_write_atomic(alias, new_name, strlen(new_name), false);
+    silt_ws_unlock(fd);
+    free(alias);
+    free(other);
+    free(dir);
+    free(branch);
+    return rc;
+}
+
+int silt_dataset_delete(silt_workspace *ws, const char *ref)
+{
+    int fd = silt_ws_lock(ws);
+    if (fd < 0)
+        return fd;
+    char *dir = NULL, *branch = NULL, *trash = NULL, *dest = NULL;
+    int rc = resolve_ref(ws, ref, &dir, &branch);
+    if (rc == 0 && branch)
+        rc = silt_err(SILT_EINVAL, "delete: '%s' names a branch; give the dataset name", ref);
+    if (rc == 0)
+        rc = silt_ws_mktemp(ws, "trash", &trash);
+    if (rc == 0 && !(dest = silt_path_join(trash, "dataset", NULL)))
+        rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+    if (rc == 0 && rename(dir, dest) != 0)
+        rc = silt_err(SILT_EIO, "%s: cannot move dataset to trash: %s", dir, strerror(errno));
+    if (rc == 0)
+        rc = silt_fs_fsync_dir(ws->datasets);
+    silt_ws_unlock(fd);
+    if (trash && silt_fs_remove_tree(trash) < 0 && rc == 0)
+        silt_err_clear(); /* the dataset is gone; leftovers in trash/ are garbage */
+    free(dest);
+    free(trash);
+    free(dir);
+    free(branch);
+    return rc;
+}
+
+void silt_strv_free(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int silt_dataset_list(char ***names_out, silt_workspace *ws)
+{
+    *names_out = NULL;
+    DIR *d = opendir(ws->datasets);
+    if (!d)
+        return silt_err(SILT_EIO, "%s: cannot list datasets: %s", ws->datasets, strerror(errno));
+    char **v = calloc(1, sizeof *v);
+    size_t n = 0;
+    int rc = v ? 0 : silt_err(SILT_ENOMEM, "dataset: out of memory");
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *dir = silt_path_join(ws->datasets, e->d_name, NULL);
+        char *alias = NULL;
+        if (!dir) {
+            rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+            break;
+        }
+        int r = silt_ws_read_alias(dir, &alias);
+        free(dir);
+        if (r < 0) {
+            if (r == SILT_ENOMEM)
+                rc = r;
+            continue; /* not a dataset directory */
+        }
+        char **nv = realloc(v, (n + 2) * sizeof *nv);
+        if (!nv) {
+            free(alias);
+            rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+            break;
+        }
+        v = nv;
+        v[n++] = alias;
+        v[n] = NULL;
+    }
+    closedir(d);
+    if (rc < 0) {
+        silt_strv_free(v);
+        return rc;
+    }
+    silt_err_clear();
+    qsort(v, n, sizeof *v, cmp_str);
+    *names_out = v;
+    return (int)n;
+}
+
+/* ---- info ---------------------------------------------------------------- */
+
+int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds)
+{
+    memset(out, 0, sizeof *out);
+    int rc = silt_ds_sync(ds);
+    if (rc < 0)
+        return rc;
+    const odf_chain_state *st = &ds->st;
+    out->name = ds->name;
+    out->id = ds->id;
+    out->branch = ds->branch;
+    out->kind = st->dataset_kind == ODF_DatasetKind_Derivative ? SILT_DERIVATIVE : SILT_ROOT;
+    out->head = ds->head;
+    out->num_blocks = st->empty ? 0 : st->seq + 1;
+    out->has_last_offset = st->has_last_offset;
+    out->last_offset = st->last_offset;
+    out->num_records = st->num_records;
+    out->has_watermark = st->has_watermark;
+    memcpy(out->watermark, ds->watermark, sizeof out->watermark);
+    memcpy(out->last_system_time, ds->last_system_time, sizeof out->last_system_time);
+    out->has_schema = st->schema.present;
+    out->has_polling_source = st->polling_source.present;
+    out->num_push_sources = st->num_push_sources;
+    out->data_size = st->data_size;
+    return 0;
+}
+
+/* ---- append_events -------------------------------------------------------- */
+
+int silt_dataset_append_events(silt_dataset *ds, const char *path)
+{
+    silt_buf text = SILT_BUF_INIT;
+    int rc = read_text(path, &text);
+    silt_arena *a = rc == 0 ? silt_arena_new() : NULL;
+    if (rc == 0 && !a)
+        rc = SILT_ENOMEM;
+    silt_ydoc *docs = NULL;
+    size_t ndocs = 0;
+    if (rc == 0)
+        rc = silt_yaml_split(a, text.data ? text.data : "", text.len, path, &docs, &ndocs);
+    if (rc == 0 && ndocs == 0)
+        rc = silt_err(SILT_EINVAL, "%s: no YAML document found", path);
+    /* collect every event first: a parse error appends nothing */
+    odf_union *events = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; rc == 0 && i < ndocs; i++) {
+        silt_ydoc *d = &docs[i];
+        const odf_union *src = NULL;
+        size_t count = 1;
+        odf_union one;
+        if (d->kind && strcmp(d->kind, "MetadataEvent") == 0) {
+            if (!d->content)
+                rc = silt_err(SILT_EINVAL, "%s:%d: content: missing", path, d->line);
+            else
+                rc = odf_yaml_parse_event(a, d->content, d->content_len, path, &one);
+            src = &one;
+        } else if (d->kind && strcmp(d->kind, "DatasetSnapshot") == 0) {
+            void *obj = NULL;
+            rc = odf_yaml_parse_manifest(a, d->text, d->len, path, "DatasetSnapshot", NULL, &obj);
+            if (rc == 0) {
+                odf_DatasetSnapshot *s = obj;
+                src = s->metadata.items;
+                count = s->metadata.n;
+            }
+        } else if (d->kind && strcmp(d->kind, "MetadataBlock") == 0) {
+            rc = silt_err(SILT_EINVAL, "%s:%d: kind: a MetadataBlock cannot be appended; give its event",
+                          path, d->line);
+        } else {
+            rc = odf_yaml_parse_event(a, d->text, d->len, path, &one);
+            src = &one;
+        }
+        for (size_t j = 0; rc == 0 && j < count; j++) {
+            if (src[j].type == ODF_MetadataEvent_Seed) {
+                rc = silt_err(SILT_EINVAL, "%s:%d: a Seed event cannot be appended", path, d->line);
+                break;
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                odf_union *ne = realloc(events, cap * sizeof *ne);
+                if (!ne) {
+                    rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
+                    break;
+                }
+                events = ne;
+            }
+            events[n++] = src[j];
+        }
+    }
+    size_t appended = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = silt_ds_append_event(ds, &events[i], NULL);
+        if (rc < 0)
+            silt_err_context(rc, "%s: event %zu (%s)", path, i + 1, event_kind_name(events[i].type));
+        else
+            appended++;
+    }
+    free(events);
+    silt_arena_free(a);
+    silt_buf_free(&text);
+    return rc < 0 ? rc : (int)appended;
+}

@@ -1,0 +1,102 @@
+/* dataset_internal.h — internals shared by the src/dataset/ modules
+ * (workspace.c, summary.c, dataset.c, blocks.c, verify.c, yamldocs.c).
+ * Not part of the public API: the public handles of silt.h are defined here.
+ */
+#ifndef SILT_DATASET_INTERNAL_H
+#define SILT_DATASET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "odf/chain.h"
+#include "odf/odf_types.h"
+#include "silt.h"
+#include "store/store.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/multiformats.h"
+
+struct silt_workspace {
+    char *root;     /* absolute path of the `.silt` directory (owned) */
+    char *datasets; /* root/datasets (owned) */
+};
+
+struct silt_dataset {
+    silt_workspace *ws; /* borrowed; must outlive the dataset */
+    char *dir;          /* absolute dataset directory (owned) */
+    char *name;         /* alias (owned) */
+    char *branch;       /* "master" or the branch name (owned) */
+    char *ref;          /* store ref: "head" or "branches/<b>" (owned) */
+    char id[SILT_DID_TEXT_LEN + 1];
+    silt_store *store;  /* owned */
+    odf_chain_state st; /* state at `head` (the summary) */
+    char head[SILT_MH_TEXT_LEN + 1];
+    char watermark[40];
+    char last_system_time[40];
+};
+
+/* ---- workspace.c ---- */
+
+/* Dataset names: [A-Za-z0-9._-], 1..100 chars, not starting with '.'/'-'. */
+bool silt_ds_name_valid(const char *name);
+/* Takes the workspace lock `.silt/lock` (exclusive flock); returns the fd to
+ * pass to silt_ws_unlock, or a negative code. */
+int silt_ws_lock(silt_workspace *ws);
+void silt_ws_unlock(int fd);
+/* Finds the dataset directory (absolute, malloc'd into *dir_out) whose
+ * info/alias is `name`. SILT_ENOTFOUND if none. */
+int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out);
+/* Reads `<dir>/info/alias` into a malloc'd string. */
+int silt_ws_read_alias(const char *dir, char **out);
+/* Fresh random directory `<.silt>/<sub>/<random>` (created, malloc'd). */
+int silt_ws_mktemp(silt_workspace *ws, const char *sub, char **out);
+
+/* ---- summary.c ---- */
+
+/* Brings ds->st up to the current value of ds->ref: uses the in-memory
+ * state, else the summary file, catching up incrementally or rebuilding from
+ * the seed; saves the summary back (failures to save are ignored). Fills
+ * ds->head and the info strings. */
+int silt_ds_sync(silt_dataset *ds);
+/* Saves ds->st as the summary of ds->ref (atomic; errors returned). */
+int silt_ds_summary_save(silt_dataset *ds);
+/* Path of the summary file of ds->ref (malloc'd, NULL on ENOMEM). */
+char *silt_ds_summary_path(silt_dataset *ds);
+/* Loads and decodes block `hash` from the store into arena `a`. */
+int silt_ds_load_block(silt_dataset *ds, const uint8_t hash[SILT_MH_LEN], silt_arena *a,
+                       odf_MetadataBlock **out);
+/* Chain env whose callbacks read ds's store. */
+void silt_ds_chain_env(silt_dataset *ds, odf_chain_env *env);
+/* Refreshes ds->head / watermark / last_system_time from ds->st. */
+void silt_ds_refresh_info(silt_dataset *ds);
+
+/* ---- dataset.c ---- */
+
+/* Opens the dataset in directory `dir` (absolute) on `branch` (NULL =
+ * master). Caller owns *out. */
+int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch);
+/* Appends one event as a new block on ds->ref (validates, writes the block,
+ * CAS the ref, updates the summary). `hash_out` (may be NULL) receives the
+ * new block hash. */
+int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN]);
+
+/* ---- yamldocs.c ---- */
+
+/* One YAML document of a file, sliced out of the original text and padded
+ * with newlines/spaces so that line numbers in parse errors match the file. */
+typedef struct silt_ydoc {
+    char *text; /* the document's root node (arena-owned, NUL-terminated) */
+    size_t len;
+    char *kind; /* top-level `kind` scalar, or NULL */
+    char *content; /* top-level `content` node text (padded), or NULL */
+    size_t content_len;
+    int line; /* 1-based line where the document starts */
+} silt_ydoc;
+
+/* Splits `text` into its documents (empty documents skipped). All memory in
+ * `a`. SILT_EINVAL "FILE:LINE: yaml syntax error: …" on malformed YAML. */
+int silt_yaml_split(silt_arena *a, const char *text, size_t len, const char *filename,
+                    silt_ydoc **docs_out, size_t *n_out);
+
+#endif

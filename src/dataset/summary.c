@@ -1,0 +1,266 @@
+/* summary.c — the rebuildable per-ref summary of a dataset.
+ *
+ * `<dataset>/summary/head.json` (branch b: `summary/branches/<b>.json`) is
+ * {"head": "<multihash>", "state": <odf_chain_state_to_json>} and describes
+ * the chain ending at that head. It is a cache: on open, if it is missing,
+ * unreadable, or describes another head than the ref, it is caught up by
+ * walking back from the ref head to the summary head and applying the new
+ * blocks forward; if the summary head is not an ancestor of the ref head,
+ * the state is rebuilt from the seed. Opening a dataset whose summary is
+ * current therefore reads two small files, independent of chain length.
+ * Invariants: the summary is only ever written atomically and only as the
+ * state of a head that was the ref's value; failing to save it is not an
+ * error (it will be rebuilt next time). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset/dataset_internal.h"
+#include "odf/block.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+
+char *silt_ds_summary_path(silt_dataset *ds)
+{
+    if (strcmp(ds->ref, "head") == 0)
+        return silt_path_join(ds->dir, "summary", "head.json", NULL);
+    char file[160];
+    snprintf(file, sizeof file, "%s.json", ds->branch);
+    return silt_path_join(ds->dir, "summary", "branches", file, NULL);
+}
+
+int silt_ds_load_block(silt_dataset *ds, const uint8_t hash[SILT_MH_LEN], silt_arena *a,
+                       odf_MetadataBlock **out)
+{
+    silt_buf b = SILT_BUF_INIT;
+    char text[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(hash, SILT_MH_LEN, text);
+    int rc = silt_store_get(ds->store, "blocks", hash, &b);
+    if (rc == SILT_ENOTFOUND)
+        rc = silt_err(SILT_ECORRUPT, "block %s: missing from blocks/", text);
+    if (rc == 0) {
+        rc = odf_block_decode(a, (const uint8_t *)b.data, b.len, out, NULL);
+        if (rc < 0)
+            rc = silt_err_context(SILT_ECORRUPT, "block %s", text);
+    }
+    silt_buf_free(&b);
+    return rc;
+}
+
+static int env_load_block(void *ctx, const uint8_t hash[SILT_MH_LEN], silt_arena *a,
+                          odf_MetadataBlock **out)
+{
+    return silt_ds_load_block(ctx, hash, a, out);
+}
+
+static int env_object_exists(void *ctx, const char *kind, const uint8_t hash[SILT_MH_LEN], uint64_t size)
+{
+    silt_dataset *ds = ctx;
+    uint64_t actual = 0;
+    int rc = silt_store_stat(ds->store, kind, hash, &actual);
+    if (rc <= 0)
+        return rc;
+    return actual == size ? 1 : 0;
+}
+
+void silt_ds_chain_env(silt_dataset *ds, odf_chain_env *env)
+{
+    env->ctx = ds;
+    env->load_block = env_load_block;
+    env->object_exists = env_object_exists;
+}
+
+void silt_ds_refresh_info(silt_dataset *ds)
+{
+    if (ds->st.empty) {
+        ds->head[0] = '\0';
+        ds->last_system_time[0] = '\0';
+    } else {
+        silt_multihash_to_text(ds->st.head, SILT_MH_LEN, ds->head);
+        silt_time_format((silt_time){ds->st.last_system_time.sec, ds->st.last_system_time.nsec},
+                         ds->last_system_time);
+    }
+    if (ds->st.has_watermark)
+        silt_time_format((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec}, ds->watermark);
+    else
+        ds->watermark[0] = '\0';
+}
+
+int silt_ds_summary_save(silt_dataset *ds)
+{
+    if (ds->st.empty)
+        return 0;
+    char *state = NULL;
+    int rc = odf_chain_state_to_json(&ds->st, &state);
+    if (rc < 0)
+        return rc;
+    char head[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(ds->st.head, SILT_MH_LEN, head);
+    silt_buf b = SILT_BUF_INIT;
+    rc = silt_buf_printf(&b, "{\"head\":\"%s\",\"state\":%s}\n", head, state);
+    free(state);
+    char *path = rc == 0 ? silt_ds_summary_path(ds) : NULL;
+    if (rc == 0 && !path)
+        rc = silt_err(SILT_ENOMEM, "summary: out of memory");
+    if (rc == 0) {
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        rc = silt_fs_mkdirs(path);
+        *slash = '/';
+        if (rc == 0)
+            rc = silt_fs_write_atomic(path, b.data, b.len, false);
+    }
+    free(path);
+    silt_buf_free(&b);
+    return rc;
+}
+
+/* Loads the summary file into ds->st. 0 on success; any failure (missing,
+ * unreadable, corrupt) returns < 0 and leaves ds->st empty. */
+static int summary_load(silt_dataset *ds)
+{
+    char *path = silt_ds_summary_path(ds);
+    if (!path)
+        return silt_err(SILT_ENOMEM, "summary: out of memory");
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_fs_read(path, &b);
+    json_t *root = NULL;
+    char *state_text = NULL;
+    if (rc == 0) {
+        json_error_t jerr;
+        root = json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
+        json_t *state = root ? json_object_get(root, "state") : NULL;
+        const char *head = root ? json_string_value(json_object_get(root, "head")) : NULL;
+        if (!state || !head || !json_is_object(state)) {
+            rc = silt_err(SILT_ECORRUPT, "%s: not a summary", path);
+        } else {
+            state_text = json_dumps(state, JSON_COMPACT);
+            if (!state_text)
+                rc = silt_err(SILT_ENOMEM, "summary: out of memory");
+            else
+                rc = odf_chain_state_from_json(&ds->st, state_text);
+            if (rc == 0) {
+                char sh[SILT_MH_TEXT_LEN + 1];
+                silt_multihash_to_text(ds->st.head, SILT_MH_LEN, sh);
+                if (ds->st.empty || strcmp(sh, head) != 0)
+                    rc = silt_err(SILT_ECORRUPT, "%s: head does not match its state", path);
+            }
+        }
+    }
+    free(state_text);
+    json_decref(root);
+    silt_buf_free(&b);
+    free(path);
+    if (rc < 0) {
+        odf_chain_state_free(&ds->st);
+        int rc2 = odf_chain_state_init(&ds->st);
+        if (rc2 < 0)
+            return rc2;
+    }
+    return rc;
+}
+
+/* Resets ds->st to an empty state. */
+static int state_reset(silt_dataset *ds)
+{
+    odf_chain_state_free(&ds->st);
+    return odf_chain_state_init(&ds->st);
+}
+
+typedef struct walked {
+    uint8_t hash[SILT_MH_LEN];
+    odf_MetadataBlock *blk;
+} walked;
+
+/* Advances ds->st to `target`: walks back from target until the state head
+ * (or the seed), then applies the walked blocks forward. */
+static int catch_up(silt_dataset *ds, const uint8_t target[SILT_MH_LEN])
+{
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return SILT_ENOMEM;
+    walked *list = NULL;
+    size_t n = 0, cap = 0;
+    bool rebuild = ds->st.empty;
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, target, SILT_MH_LEN);
+    uint64_t expect_seq = UINT64_MAX; /* sequence number the next block must have */
+    int rc = 0;
+    for (;;) {
+        if (!rebuild && memcmp(cur, ds->st.head, SILT_MH_LEN) == 0)
+            break;
+        odf_MetadataBlock *blk = NULL;
+        rc = silt_ds_load_block(ds, cur, a, &blk);
+        if (rc < 0)
+            break;
+        if (expect_seq != UINT64_MAX && blk->sequence_number != expect_seq) {
+            char t[SILT_MH_TEXT_LEN + 1];
+            silt_multihash_to_text(cur, SILT_MH_LEN, t);
+            rc = silt_err(SILT_ECORRUPT, "block %s: sequenceNumber is %llu, expected %llu", t,
+                          (unsigned long long)blk->sequence_number, (unsigned long long)expect_seq);
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            walked *nl = realloc(list, cap * sizeof *nl);
+            if (!nl) {
+                rc = silt_err(SILT_ENOMEM, "summary: out of memory");
+                break;
+            }
+            list = nl;
+        }
+        memcpy(list[n].hash, cur, SILT_MH_LEN);
+        list[n].blk = blk;
+        n++;
+        if (!rebuild && blk->sequence_number <= ds->st.seq)
+            rebuild = true; /* the summary head is not an ancestor */
+        if (!blk->prev_block_hash.data)
+            break; /* reached the seed */
+        if (blk->sequence_number == 0 || blk->prev_block_hash.len != SILT_MH_LEN) {
+            char t[SILT_MH_TEXT_LEN + 1];
+            silt_multihash_to_text(cur, SILT_MH_LEN, t);
+            rc = silt_err(SILT_ECORRUPT, "block %s: invalid prevBlockHash", t);
+            break;
+        }
+        expect_seq = blk->sequence_number - 1;
+        memcpy(cur, blk->prev_block_hash.data, SILT_MH_LEN);
+    }
+    if (rc == 0 && rebuild)
+        rc = state_reset(ds);
+    for (size_t i = n; rc == 0 && i-- > 0;)
+        rc = odf_chain_apply(&ds->st, list[i].blk, list[i].hash);
+    free(list);
+    silt_arena_free(a);
+    return rc;
+}
+
+int silt_ds_sync(silt_dataset *ds)
+{
+    uint8_t head[SILT_MH_LEN];
+    int rc = silt_store_ref_read_hash(ds->store, ds->ref, head);
+    if (rc == SILT_ENOTFOUND)
+        return silt_err(SILT_ENOTFOUND, "dataset '%s': branch %s has no head", ds->name, ds->branch);
+    if (rc < 0)
+        return silt_err_context(rc, "dataset '%s'", ds->name);
+    if (!ds->st.empty && memcmp(ds->st.head, head, SILT_MH_LEN) == 0) {
+        silt_ds_refresh_info(ds);
+        return 0;
+    }
+    if (ds->st.empty)
+        (void)summary_load(ds); /* any failure: rebuild */
+    if (!ds->st.empty && memcmp(ds->st.head, head, SILT_MH_LEN) == 0) {
+        silt_ds_refresh_info(ds);
+        return 0;
+    }
+    rc = catch_up(ds, head);
+    if (rc < 0) {
+        int rc2 = state_reset(ds);
+        silt_ds_refresh_info(ds);
+        return rc2 < 0 ? rc2 : silt_err_context(rc, "dataset '%s'", ds->name);
+    }
+    silt_ds_refresh_info(ds);
+    if (silt_ds_summary_save(ds) < 0)
+        silt_err_clear(); /* not fatal: the summary is a cache */
+    return 0;
+}

@@ -1,0 +1,269 @@
+/* workspace.c — the `.silt/` workspace: creation, discovery (explicit dir,
+ * $SILT_WORKSPACE, nearest `.silt/` upward from the working directory), the
+ * workspace-wide lock and name lookup.
+ *
+ * Invariants: a dataset is visible only as a complete directory
+ * `.silt/datasets/<did-multibase>/` (built elsewhere and renamed in);
+ * creating, renaming and deleting datasets happen under an exclusive flock
+ * on `.silt/lock`, so two datasets never share a name (info/alias). Names
+ * are looked up by scanning datasets/ (dot-entries are skipped). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dataset/dataset_internal.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+
+bool silt_ds_name_valid(const char *name)
+{
+    return silt_store_valid_branch_name(name); /* same alphabet and limits */
+}
+
+int silt_workspace_init(const char *dir)
+{
+    if (!dir || !*dir)
+        return silt_err(SILT_EINVAL, "workspace: empty directory");
+    if (!silt_fs_is_dir(dir))
+        return silt_err(SILT_ENOTFOUND, "%s: directory does not exist", dir);
+    char *root = silt_path_join(dir, ".silt", NULL);
+    char *ds = root ? silt_path_join(root, "datasets", NULL) : NULL;
+    if (!ds) {
+        free(root);
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    }
+    int rc = 0;
+    if (mkdir(root, 0755) != 0) {
+        rc = errno == EEXIST ? silt_err(SILT_EEXISTS, "%s: workspace already exists", root)
+                             : silt_err(SILT_EIO, "%s: mkdir: %s", root, strerror(errno));
+    } else {
+        rc = silt_fs_mkdirs(ds);
+        if (rc == 0)
+            rc = silt_fs_fsync_dir(dir);
+    }
+    free(ds);
+    free(root);
+    return rc;
+}
+
+/* Resolves `dir` (holding `.silt`, or the `.silt` dir itself) to the
+ * absolute `.silt` path. ENOTFOUND if there is no workspace. */
+static int resolve_root(const char *dir, char **out)
+{
+    char real[PATH_MAX];
+    if (!realpath(dir, real))
+        return silt_err(SILT_ENOTFOUND, "%s: no such directory", dir);
+    const char *base = strrchr(real, '/');
+    base = base ? base + 1 : real;
+    char *root;
+    if (strcmp(base, ".silt") == 0 && silt_fs_is_dir(real))
+        root = strdup(real);
+    else
+        root = silt_path_join(real, ".silt", NULL);
+    if (!root)
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    if (!silt_fs_is_dir(root)) {
+        free(root);
+        return silt_err(SILT_ENOTFOUND, "%s: not a silt workspace (run `silt init`)", dir);
+    }
+    *out = root;
+    return 0;
+}
+
+/* Nearest `.silt/` upward from the working directory. */
+static int discover_root(char **out)
+{
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return silt_err(SILT_EIO, "workspace: getcwd: %s", strerror(errno));
+    for (;;) {
+        char *cand = silt_path_join(strcmp(cwd, "/") == 0 ? "" : cwd, ".silt", NULL);
+        if (!cand)
+            return silt_err(SILT_ENOMEM, "workspace: out of memory");
+        if (silt_fs_is_dir(cand)) {
+            *out = cand;
+            return 0;
+        }
+        free(cand);
+        char *slash = strrchr(cwd, '/');
+        if (!slash || strcmp(cwd, "/") == 0)
+            break;
+        if (slash == cwd)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    return silt_err(SILT_ENOTFOUND,
+                    "no silt workspace found in the working directory or above (run `silt init`, "
+                    "or use --workspace / SILT_WORKSPACE)");
+}
+
+int silt_workspace_open(silt_workspace **out, const char *dir)
+{
+    *out = NULL;
+    char *root = NULL;
+    int rc;
+    const char *env = getenv("SILT_WORKSPACE");
+    if (dir && *dir)
+        rc = resolve_root(dir, &root);
+    else if (env && *env)
+        rc = resolve_root(env, &root);
+    else
+        rc = discover_root(&root);
+    if (rc < 0)
+        return rc;
+    silt_workspace *ws = calloc(1, sizeof *ws);
+    char *ds = silt_path_join(root, "datasets", NULL);
+    if (!ws || !ds) {
+        free(ws);
+        free(ds);
+        free(root);
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    }
+    ws->root = root;
+    ws->datasets = ds;
+    rc = silt_fs_mkdirs(ds);
+    if (rc < 0) {
+        silt_workspace_free(ws);
+        return rc;
+    }
+    *out = ws;
+    return 0;
+}
+
+void silt_workspace_free(silt_workspace *ws)
+{
+    if (!ws)
+        return;
+    free(ws->root);
+    free(ws->datasets);
+    free(ws);
+}
+
+const char *silt_workspace_path(const silt_workspace *ws)
+{
+    return ws ? ws->root : NULL;
+}
+
+int silt_ws_lock(silt_workspace *ws)
+{
+    char *p = silt_path_join(ws->root, "lock", NULL);
+    if (!p)
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int rc = silt_err(SILT_EIO, "%s: cannot open lock: %s", p, strerror(errno));
+        free(p);
+        return rc;
+    }
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR)
+            continue;
+        int rc = silt_err(SILT_EIO, "%s: flock: %s", p, strerror(errno));
+        close(fd);
+        free(p);
+        return rc;
+    }
+    free(p);
+    return fd;
+}
+
+void silt_ws_unlock(int fd)
+{
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
+int silt_ws_read_alias(const char *dir, char **out)
+{
+    char *p = silt_path_join(dir, "info", "alias", NULL);
+    if (!p)
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_fs_read(p, &b);
+    free(p);
+    if (rc < 0) {
+        silt_buf_free(&b);
+        return rc;
+    }
+    while (b.len > 0 && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+        b.data[--b.len] = '\0';
+    *out = silt_buf_detach(&b);
+    return *out ? 0 : silt_err(SILT_ENOMEM, "workspace: out of memory");
+}
+
+int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out)
+{
+    *dir_out = NULL;
+    DIR *d = opendir(ws->datasets);
+    if (!d)
+        return silt_err(SILT_EIO, "%s: cannot list datasets: %s", ws->datasets, strerror(errno));
+    int rc = silt_err(SILT_ENOTFOUND, "dataset '%s' not found", name);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *dir = silt_path_join(ws->datasets, e->d_name, NULL);
+        if (!dir) {
+            rc = silt_err(SILT_ENOMEM, "workspace: out of memory");
+            break;
+        }
+        char *alias = NULL;
+        if (silt_ws_read_alias(dir, &alias) == 0 && strcmp(alias, name) == 0) {
+            free(alias);
+            *dir_out = dir;
+            rc = 0;
+            break;
+        }
+        free(alias);
+        free(dir);
+    }
+    closedir(d);
+    if (rc == SILT_ENOTFOUND) /* an unreadable alias may have overwritten the message */
+        silt_err(SILT_ENOTFOUND, "dataset '%s' not found", name);
+    return rc;
+}
+
+int silt_ws_mktemp(silt_workspace *ws, const char *sub, char **out)
+{
+    *out = NULL;
+    char *base = silt_path_join(ws->root, sub, NULL);
+    if (!base)
+        return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    int rc = silt_fs_mkdirs(base);
+    for (int attempt = 0; rc == 0 && attempt < 16; attempt++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+            r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^ (uint64_t)attempt;
+        char name[40];
+        snprintf(name, sizeof name, "%016llx", (unsigned long long)r);
+        char *p = silt_path_join(base, name, NULL);
+        if (!p) {
+            rc = silt_err(SILT_ENOMEM, "workspace: out of memory");
+            break;
+        }
+        if (mkdir(p, 0755) == 0) {
+            *out = p;
+            free(base);
+            return 0;
+        }
+        int e = errno;
+        free(p);
+        if (e != EEXIST)
+            rc = silt_err(SILT_EIO, "%s/%s: mkdir: %s", base, name, strerror(e));
+    }
+    if (rc == 0)
+        rc = silt_err(SILT_EIO, "%s: cannot create a temporary directory", base);
+    free(base);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/* store.c — backend-independent helpers of the store interface (store.h):
+ * thin wrappers over the ops table, ref parsing and name validation.
+ * Invariant: every wrapper only dispatches; behaviour lives in the backend. */
+#include "store/store.h"
+
+#include <string.h>
+
+#include "util/error.h"
+
+void silt_store_free(silt_store *s)
+{
+    if (s && s->ops && s->ops->free)
+        s->ops->free(s);
+}
+
+int silt_store_put(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                   const void *data, size_t len)
+{
+    return s->ops->put(s, kind, mh, data, len);
+}
+
+int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out)
+{
+    return s->ops->get(s, kind, mh, out);
+}
+
+int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                    uint64_t *size_out)
+{
+    return s->ops->stat(s, kind, mh, size_out);
+}
+
+int silt_store_ref_read(silt_store *s, const char *ref, silt_buf *out)
+{
+    return s->ops->ref_read(s, ref, out);
+}
+
+int silt_store_ref_cas(silt_store *s, const char *ref, const char *expected, const char *value)
+{
+    return s->ops->ref_cas(s, ref, expected, value);
+}
+
+int silt_store_ref_read_hash(silt_store *s, const char *ref, uint8_t mh[SILT_MH_LEN])
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_store_ref_read(s, ref, &b);
+    if (rc < 0) {
+        silt_buf_free(&b);
+        return rc;
+    }
+    silt_buf bytes = SILT_BUF_INIT;
+    rc = silt_multihash_from_text(b.data ? b.data : "", &bytes);
+    if (rc == 0 && bytes.len != SILT_MH_LEN)
+        rc = silt_err(SILT_EINVAL, "not a SHA3-256 multihash");
+    if (rc < 0)
+        rc = silt_err_context(SILT_ECORRUPT, "refs/%s holds an invalid hash", ref);
+    else
+        memcpy(mh, bytes.data, SILT_MH_LEN);
+    silt_buf_free(&b);
+    silt_buf_free(&bytes);
+    return rc;
+}
+
+bool silt_store_valid_branch_name(const char *name)
+{
+    if (!name)
+        return false;
+    size_t n = strlen(name);
+    if (n == 0 || n > 100 || name[0] == '.' || name[0] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}

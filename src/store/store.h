@@ -1,0 +1,87 @@
+/* store.h — object + ref storage of one dataset, behind one interface.
+ *
+ * A store holds the content-addressed objects of a dataset (kinds "blocks",
+ * "data", "checkpoints"; named by the multibase text of their SHA3-256
+ * multihash) and its refs ("head", "branches/<name>"; each a multihash text
+ * without trailing newline). The interface is a table of function pointers
+ * so that an S3-compatible backend can later implement the same layout and
+ * the same rules:
+ *  - objects are immutable and written atomically; writing an object that
+ *    already exists is a no-op;
+ *  - a ref is updated by compare-and-swap against the value the writer read;
+ *    a lost race is SILT_ECONFLICT ("concurrent update of NAME: head moved;
+ *    retry").
+ * The local backend (localfs.c) lays the store out as DESIGN.md §4:
+ *   <dir>/blocks/<mh> <dir>/data/<mh> <dir>/checkpoints/<mh>
+ *   <dir>/refs/head <dir>/refs/branches/<name> <dir>/refs/.lock
+ */
+#ifndef SILT_STORE_STORE_H
+#define SILT_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/multiformats.h"
+
+typedef struct silt_store silt_store;
+
+typedef struct silt_store_ops {
+    const char *backend; /* e.g. "localfs" */
+    /* Stores `len` bytes under kind/<mh>. The caller vouches that mh is the
+     * SHA3-256 multihash of data. No-op if the object exists. */
+    int (*put)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+               const void *data, size_t len);
+    /* Copies a local file in as kind/<mh> (no-op if it exists). */
+    int (*put_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                    const char *src_path);
+    /* Appends the object's bytes to `out`. SILT_ENOTFOUND if missing. */
+    int (*get)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
+    /* 1 if the object exists (its size in *size_out, may be NULL), 0 if it
+     * does not, < 0 on I/O error. */
+    int (*stat)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                uint64_t *size_out);
+    /* Reads a ref's value (appended to out, no newline). SILT_ENOTFOUND if
+     * the ref does not exist. */
+    int (*ref_read)(silt_store *s, const char *ref, silt_buf *out);
+    /* Sets `ref` to `value` if its current value equals `expected`
+     * (expected == NULL: the ref must not exist yet). SILT_ECONFLICT else. */
+    int (*ref_cas)(silt_store *s, const char *ref, const char *expected, const char *value);
+    /* Removes a ref if its value equals `expected` (NULL: unconditionally). */
+    int (*ref_delete)(silt_store *s, const char *ref, const char *expected);
+    /* Local path of an object (malloc'd), or NULL when the backend has none
+     * (remote) or on ENOMEM. Used for verification by hashing the file. */
+    char *(*object_path)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
+    void (*free)(silt_store *s);
+} silt_store_ops;
+
+struct silt_store {
+    const silt_store_ops *ops;
+    void *impl;
+};
+
+/* Opens the local file system store rooted at `dir` (a dataset directory).
+ * With `create`, the directories blocks/, data/, checkpoints/, refs/ and
+ * refs/branches/ are created; otherwise `dir` must exist (SILT_ENOTFOUND).
+ * Caller owns *out (silt_store_free). */
+int silt_store_open_local(silt_store **out, const char *dir, bool create);
+void silt_store_free(silt_store *s);
+
+/* Convenience wrappers around the ops. */
+int silt_store_put(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                   const void *data, size_t len);
+int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
+int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                    uint64_t *size_out);
+int silt_store_ref_read(silt_store *s, const char *ref, silt_buf *out);
+int silt_store_ref_cas(silt_store *s, const char *ref, const char *expected, const char *value);
+
+/* Reads a ref holding a multihash and parses it into `mh`. SILT_ENOTFOUND if
+ * the ref is missing, SILT_ECORRUPT if its text is not a multihash. */
+int silt_store_ref_read_hash(silt_store *s, const char *ref, uint8_t mh[SILT_MH_LEN]);
+
+/* Valid ref/branch name: [A-Za-z0-9._-]{1,100}, not starting with '.' or '-'. */
+bool silt_store_valid_branch_name(const char *name);
+
+#endif

@@ -1,0 +1,42 @@
+/* fsutil.h — file system helpers with the durability rules of DESIGN.md §4.
+ * Paths in error messages are always the caller's path. OS errors ENOENT and
+ * ENOTDIR are reported as SILT_ENOTFOUND, other OS errors as SILT_EIO. */
+#ifndef SILT_UTIL_FSUTIL_H
+#define SILT_UTIL_FSUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+/* Writes `data` atomically to `path`: a temp file in the same directory
+ * (".tmp-<pid>-<random hex>"), fsync, rename over `path`, fsync the directory.
+ * With `exclusive`, fails with SILT_EEXISTS if `path` exists (link(2)
+ * instead of rename). Leaves no temp file behind on failure. */
+int silt_fs_write_atomic(const char *path, const void *data, size_t len, bool exclusive);
+
+/* Copies a file atomically into place (same rules; replaces dst). */
+int silt_fs_copy_atomic(const char *src, const char *dst);
+
+/* Reads a whole file into `out` (appends). ENOTFOUND if missing, EIO else. */
+int silt_fs_read(const char *path, silt_buf *out);
+
+/* mkdir -p with mode 0755. */
+int silt_fs_mkdirs(const char *path);
+
+/* fsync a directory. */
+int silt_fs_fsync_dir(const char *path);
+
+bool silt_fs_exists(const char *path);
+bool silt_fs_is_dir(const char *path);
+
+/* rm -rf without spawning a shell; never follows symlinks; a missing path
+ * is success. Refuses "/". */
+int silt_fs_remove_tree(const char *path);
+
+/* Joins path components with '/' into a malloc'd string (caller frees);
+ * NULL on ENOMEM. Last argument must be NULL. */
+char *silt_path_join(const char *first, ...);
+
+#endif

@@ -1,0 +1,92 @@
+# lib.sh — helpers for the CLI integration tests (sourced by test_*.sh).
+# ctest sets SILT (path of the binary), SILT_SOURCE_DIR and SILT_FIXTURES.
+set -euo pipefail
+
+: "${SILT:?SILT must point to the silt binary}"
+: "${SILT_SOURCE_DIR:?}"
+: "${SILT_FIXTURES:=$SILT_SOURCE_DIR/tests/fixtures}"
+
+T_PASS=0
+T_NAME=$(basename "$0" .sh)
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/silt-it-XXXXXX")
+T_PIDS=()
+cleanup() {
+    local pid
+    for pid in "${T_PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    rm -rf "$T_DIR"
+}
+trap cleanup EXIT
+cd "$T_DIR"
+
+fail() {
+    echo "FAIL [$T_NAME]: $*" >&2
+    exit 1
+}
+pass() { T_PASS=$((T_PASS + 1)); }
+
+# run silt, capturing stdout in $OUT, stderr in $ERR and the exit code in $RC
+run() {
+    set +e
+    "$SILT" "$@" >"$T_DIR/.out" 2>"$T_DIR/.err"
+    RC=$?
+    set -e
+    OUT=$(cat "$T_DIR/.out")
+    ERR=$(cat "$T_DIR/.err")
+}
+
+# ok CMD...: silt must succeed
+ok() {
+    run "$@"
+    [ "$RC" -eq 0 ] || fail "expected success of 'silt $*', got exit $RC: $ERR"
+    pass
+}
+
+# fails CODE 'expected stderr (exact)' CMD...: exit code and whole stderr
+fails() {
+    local code=$1 msg=$2
+    shift 2
+    run "$@"
+    [ "$RC" -eq "$code" ] || fail "'silt $*': expected exit $code, got $RC (stderr: $ERR)"
+    [ "$ERR" = "$msg" ] || fail "'silt $*': expected stderr
+  $msg
+got
+  $ERR"
+    pass
+}
+
+# fails_like CODE 'substring' CMD...: exit code, one-line stderr containing substring
+fails_like() {
+    local code=$1 msg=$2
+    shift 2
+    run "$@"
+    [ "$RC" -eq "$code" ] || fail "'silt $*': expected exit $code, got $RC (stderr: $ERR)"
+    [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ] || fail "'silt $*': stderr is not one line: $ERR"
+    case "$ERR" in
+    silt:*"$msg"*) ;;
+    *) fail "'silt $*': stderr '$ERR' does not contain '$msg'" ;;
+    esac
+    pass
+}
+
+assert_eq() {
+    [ "$1" = "$2" ] || fail "${3:-values differ}: expected '$2', got '$1'"
+    pass
+}
+
+assert_contains() {
+    case "$1" in
+    *"$2"*) pass ;;
+    *) fail "${3:-missing text}: '$2' not in: $1" ;;
+    esac
+}
+
+# fingerprint of every file (path + content hash) under a directory
+tree_sum() {
+    (cd "$1" && find . -type f ! -name '*.lock' ! -name 'lock' -print0 | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+done_tests() {
+    echo "$T_NAME: $T_PASS checks passed"
+}
