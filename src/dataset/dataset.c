@@ -178,61 +178,91 @@ int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 
 /* ---- appending ---------------------------------------------------------- */
 
-int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN])
+/* Forgets the in-memory state so that the next sync rebuilds it from the
+ * summary / chain (used after a failed multi-block append). */
+static int reset_state(silt_dataset *ds)
 {
+    odf_chain_state_free(&ds->st);
+    return odf_chain_state_init(&ds->st);
+}
+
+int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
+                            uint8_t (*hashes_out)[SILT_MH_LEN])
+{
+    if (n == 0)
+        return 0;
     int rc = silt_ds_sync(ds);
-    if (rc == SILT_ENOTFOUND && ds->st.empty && event->type == ODF_MetadataEvent_Seed) {
+    if (rc == SILT_ENOTFOUND && ds->st.empty && events[0].type == ODF_MetadataEvent_Seed) {
         silt_err_clear();
         rc = 0; /* creating the chain */
     }
     if (rc < 0)
         return rc;
-    odf_MetadataBlock blk;
-    memset(&blk, 0, sizeof blk);
+    char old_head[SILT_MH_TEXT_LEN + 1];
+    bool was_empty = ds->st.empty;
+    memcpy(old_head, ds->head, sizeof old_head);
     silt_time now = silt_time_now();
-    blk.system_time = (odf_time){now.sec, now.nsec};
-    blk.has_system_time = true;
-    if (!ds->st.empty) {
-        const odf_time last = ds->st.last_system_time;
-        if (blk.system_time.sec < last.sec || (blk.system_time.sec == last.sec && blk.system_time.nsec < last.nsec))
-            blk.system_time = last;
-        blk.prev_block_hash = (odf_bytes){ds->st.head, SILT_MH_LEN};
-        blk.sequence_number = ds->st.seq + 1;
-    }
-    blk.event = *event;
-
-    silt_buf enc = SILT_BUF_INIT;
     uint8_t mh[SILT_MH_LEN];
-    rc = odf_block_encode_hash(&enc, &blk, mh);
-    if (rc == 0) {
-        odf_chain_env env;
-        silt_ds_chain_env(ds, &env);
-        rc = odf_chain_check(&ds->st, &blk, mh, &env);
+    odf_chain_env env;
+    silt_ds_chain_env(ds, &env);
+    bool applied = false; /* ds->st advanced past the ref: must be reset on failure */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        odf_MetadataBlock blk;
+        memset(&blk, 0, sizeof blk);
+        blk.system_time = (odf_time){now.sec, now.nsec};
+        blk.has_system_time = true;
+        if (!ds->st.empty) {
+            const odf_time last = ds->st.last_system_time;
+            if (blk.system_time.sec < last.sec ||
+                (blk.system_time.sec == last.sec && blk.system_time.nsec < last.nsec))
+                blk.system_time = last;
+            blk.prev_block_hash = (odf_bytes){ds->st.head, SILT_MH_LEN};
+            blk.sequence_number = ds->st.seq + 1;
+        }
+        blk.event = events[i];
+        silt_buf enc = SILT_BUF_INIT;
+        rc = odf_block_encode_hash(&enc, &blk, mh);
+        if (rc == 0)
+            rc = odf_chain_check(&ds->st, &blk, mh, &env);
+        if (rc == 0)
+            rc = silt_store_put(ds->store, "blocks", mh, enc.data, enc.len);
+        silt_buf_free(&enc);
+        if (rc == 0) {
+            rc = odf_chain_apply(&ds->st, &blk, mh);
+            applied = true;
+        }
+        if (rc == 0 && hashes_out)
+            memcpy(hashes_out[i], mh, SILT_MH_LEN);
     }
-    if (rc == 0)
-        rc = silt_store_put(ds->store, "blocks", mh, enc.data, enc.len);
-    silt_buf_free(&enc);
     if (rc == 0) {
+        /* one compare-and-swap publishes every block of the batch */
         char text[SILT_MH_TEXT_LEN + 1];
         silt_multihash_to_text(mh, SILT_MH_LEN, text);
-        rc = silt_store_ref_cas(ds->store, ds->ref, ds->st.empty ? NULL : ds->head, text);
+        rc = silt_store_ref_cas(ds->store, ds->ref, was_empty ? NULL : old_head, text);
         if (rc == SILT_ECONFLICT)
             rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", ds_label(ds));
     }
-    if (rc < 0)
+    if (rc < 0) {
+        if (applied) {
+            int rc2 = reset_state(ds);
+            if (rc2 < 0)
+                return rc2;
+        }
         return silt_err_context(rc, "dataset '%s'", ds_label(ds));
-    rc = odf_chain_apply(&ds->st, &blk, mh);
-    if (rc < 0) { /* the block landed; drop the in-memory state, it is rebuilt on demand */
-        odf_chain_state_free(&ds->st);
-        int rc2 = odf_chain_state_init(&ds->st);
-        return rc2 < 0 ? rc2 : rc;
     }
     silt_ds_refresh_info(ds);
     if (silt_ds_summary_save(ds) < 0)
         silt_err_clear(); /* not fatal: the summary is a cache */
-    if (hash_out)
-        memcpy(hash_out, mh, SILT_MH_LEN);
     return 0;
+}
+
+int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN])
+{
+    uint8_t h[1][SILT_MH_LEN];
+    int rc = silt_ds_append_events_n(ds, event, 1, h);
+    if (rc == 0 && hash_out)
+        memcpy(hash_out, h[0], SILT_MH_LEN);
+    return rc;
 }
 
 /* ---- creation ----------------------------------------------------------- */

@@ -80,6 +80,12 @@ int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, co
  * CAS the ref, updates the summary). `hash_out` (may be NULL) receives the
  * new block hash. */
 int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN]);
+/* Appends `n` events as consecutive blocks published by ONE ref
+ * compare-and-swap: either all of them land or none is visible. Each block
+ * is validated against the state left by the previous one. `hashes_out`
+ * (may be NULL) receives the n block hashes. */
+int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
+                            uint8_t (*hashes_out)[SILT_MH_LEN]);
 
 /* ---- yamldocs.c ---- */
 
