@@ -6,3 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SILT_BUILD_DIR:-$root/build}
 echo "## Metadata chain ($(date -u +%Y-%m-%d), $(nproc) cores)"
 "$build/bench/bench_chain" "$build/silt" "${SILT_BENCH_BLOCKS:-10000}" "${SILT_BENCH_RUNS:-30}"
+echo
+echo "## Data plane ($(date -u +%Y-%m-%d), $(nproc) cores)"
+"$build/bench/bench_ingest" "$build/silt" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SNAPSHOT_ROUNDS:-10}"

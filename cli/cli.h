@@ -41,5 +41,9 @@ int cmd_log(cli_ctx *c, int argc, char **argv);
 int cmd_append(cli_ctx *c, int argc, char **argv);
 int cmd_verify(cli_ctx *c, int argc, char **argv);
 int cmd_block(cli_ctx *c, int argc, char **argv);
+int cmd_ingest(cli_ctx *c, int argc, char **argv);
+int cmd_sql(cli_ctx *c, int argc, char **argv);
+int cmd_tail(cli_ctx *c, int argc, char **argv);
+int cmd_schema(cli_ctx *c, int argc, char **argv);
 
 #endif

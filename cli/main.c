@@ -20,6 +20,14 @@ static const char *USAGE =
     "  rename NAME NEW               rename a dataset\n"
     "  delete NAME...                delete datasets\n"
     "\n"
+    "Data:\n"
+    "  ingest NAME [FILE...|-] [--format F] [--event-time T] [--source-name S]\n"
+    "                                push ingest through the dataset's push source\n"
+    "  sql QUERY|- [--format table|csv|json|ndjson|parquet] [--output FILE] [--as-of NAME=BLOCK|BLOCK]\n"
+    "                                SQL over datasets (tables by name; \"name@branch\", \"name:current\")\n"
+    "  tail NAME [-n N] [--format F] [--output FILE]   newest records (default 10)\n"
+    "  schema NAME [--json|--yaml]   current schema\n"
+    "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
@@ -71,6 +79,8 @@ static const struct {
     {"list", cmd_list},     {"ls", cmd_list},       {"info", cmd_info},
     {"rename", cmd_rename}, {"delete", cmd_delete}, {"log", cmd_log},
     {"append", cmd_append}, {"verify", cmd_verify}, {"block", cmd_block},
+    {"ingest", cmd_ingest}, {"sql", cmd_sql},       {"tail", cmd_tail},
+    {"schema", cmd_schema},
 };
 
 int main(int argc, char **argv)

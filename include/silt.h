@@ -147,6 +147,93 @@ int silt_block_decode_file(char **out, const char *path);
 typedef void (*silt_report_fn)(void *ctx, const char *line);
 int silt_dataset_verify(silt_dataset *ds, silt_report_fn report, void *ctx);
 
+
+/* ---- data ---------------------------------------------------------------- */
+
+typedef struct silt_ingest_opts {
+    const char *const *files;   /* input files; "-" is not special here */
+    const char *const *display; /* names used in messages (may be NULL) */
+    size_t nfiles;
+    const char *format;         /* csv|json|ndjson|geojson|ndgeojson|parquet|shp or NULL */
+    const char *event_time;     /* RFC 3339 fallback event time, or NULL */
+    const char *source_name;    /* push source to use, or NULL */
+} silt_ingest_opts;
+
+typedef struct silt_ingest_result {
+    bool up_to_date;            /* nothing new: no block written */
+    uint64_t num_records;       /* records of the new slice */
+    uint64_t first_offset, last_offset;
+    bool has_watermark;
+    char watermark[40];         /* RFC 3339 */
+    char head[70];              /* new head block */
+    bool schema_changed;        /* a SetDataSchema was committed */
+} silt_ingest_result;
+
+/* Push ingest through the dataset's push source (AddPushSource: read,
+ * preprocess, merge), or a plain Append of a self-describing format
+ * (Parquet) when the dataset has no source. */
+int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_ingest_opts *opts);
+
+/* ---- queries (silt sql / tail / schema) ------------------------------------ */
+
+#include <stdio.h>
+
+/* Output of silt_sql / silt_dataset_tail.
+ *  format: "table" (default when NULL), "csv", "json", "ndjson", "parquet".
+ *    table: header, a '-'/'+' separator line, one line per row, columns
+ *      separated by " | ", numbers right-aligned; NULL is shown as "NULL";
+ *    csv: RFC 4180 with a header; NULL is an empty field, "" an empty string;
+ *    json: one array of objects; ndjson: one object per line (NULL -> null,
+ *      nested values as JSON, NaN/infinity -> null);
+ *    parquet: the result as a Parquet file (needs `output`).
+ *  Timestamps are printed RFC 3339 UTC ("2020-01-01T00:00:00.123Z", shortest
+ *  exact fraction of 0/3/6/9 digits).
+ *  output: file to write (created/truncated, removed on failure); NULL = `out`
+ *    (NULL = stdout).
+ *  as_of: n_as_of items "NAME=BLOCK" / "NAME@BRANCH=BLOCK" (that dataset's
+ *    view holds only the data up to and including block BLOCK, which must be
+ *    in the chain of that ref) or a bare "BLOCK" (looked up in every dataset
+ *    the query references; applies to each whose chain holds it; an error if
+ *    none does). BLOCK is a full multihash ("f1620…").
+ *  rows_out (may be NULL) receives the number of result rows. */
+typedef struct silt_sql_opts {
+    const char *format;
+    const char *output;
+    FILE *out;
+    const char *const *as_of;
+    size_t n_as_of;
+    uint64_t *rows_out;
+} silt_sql_opts;
+
+/* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every
+ * dataset named in the query is a view: "name" (quote names with dots or
+ * dashes: "ca.bankofcanada"), "name@branch" for a branch, records in offset
+ * order (columns offset, op, system_time, event_time, data columns; columns
+ * added by schema evolution are NULL in older records). "name:current" (and
+ * the table macro current_state('name')) is the current state: retractions
+ * and corrections applied, i.e. every distinct tuple of (event_time, data
+ * columns) kept #(+A,+C) - #(-R,-C) times with the offset/op/system_time of
+ * its latest additions, in offset order. A dataset with a schema but no data
+ * is an empty view; without a schema it is an error ("dataset 'x' has no
+ * data"). Errors: SILT_EINVAL for SQL errors ("sql: <engine message>"),
+ * SILT_ENOTFOUND for unknown --as-of blocks. */
+int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts);
+
+/* The newest `n` records of a dataset (by offset), in offset order, written
+ * like silt_sql output. Reads only the slices that hold them. */
+int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts);
+
+typedef enum silt_schema_format {
+    SILT_SCHEMA_TEXT = 0, /* one line per field: "name: Type" (e.g. Option<String>) */
+    SILT_SCHEMA_YAML = 1, /* ODF DataSchema YAML (fields: - name: … type: kind: …) */
+    SILT_SCHEMA_JSON = 2, /* ODF DataSchema JSON object (indented) */
+} silt_schema_format;
+
+/* Current DataSchema of the dataset (its last SetDataSchema) as text ending
+ * with a newline; caller frees *out. SILT_ENOTFOUND "dataset 'x' has no
+ * schema" when none was set. */
+int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
+
 #ifdef __cplusplus
 }
 #endif

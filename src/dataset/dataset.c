@@ -189,6 +189,12 @@ static int reset_state(silt_dataset *ds)
 int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
                             uint8_t (*hashes_out)[SILT_MH_LEN])
 {
+    return silt_ds_append_events_at(ds, events, n, hashes_out, NULL);
+}
+
+int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n,
+                             uint8_t (*hashes_out)[SILT_MH_LEN], const silt_time *system_time)
+{
     if (n == 0)
         return 0;
     int rc = silt_ds_sync(ds);
@@ -201,7 +207,7 @@ int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
     char old_head[SILT_MH_TEXT_LEN + 1];
     bool was_empty = ds->st.empty;
     memcpy(old_head, ds->head, sizeof old_head);
-    silt_time now = silt_time_now();
+    silt_time now = system_time ? *system_time : silt_time_now();
     uint8_t mh[SILT_MH_LEN];
     odf_chain_env env;
     silt_ds_chain_env(ds, &env);

@@ -16,6 +16,7 @@
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/multiformats.h"
+#include "util/timeutil.h"
 
 struct silt_workspace {
     char *root;     /* absolute path of the `.silt` directory (owned) */
@@ -86,6 +87,11 @@ int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_
  * (may be NULL) receives the n block hashes. */
 int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
                             uint8_t (*hashes_out)[SILT_MH_LEN]);
+/* Same, with the blocks' system time given (e.g. the system time written
+ * into the records of a slice). It is raised to the last block's system time
+ * if the clock went backwards. */
+int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n,
+                             uint8_t (*hashes_out)[SILT_MH_LEN], const silt_time *system_time);
 
 /* ---- yamldocs.c ---- */
 

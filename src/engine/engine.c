@@ -70,6 +70,17 @@ int silt_engine_open(silt_engine **out, const silt_engine_opts *opts)
         free(e);
         return rc;
     }
+    /* silt stores instants in UTC; make casts between TIMESTAMPTZ and
+     * TIMESTAMP independent of the machine's zone */
+    rc = silt_engine_exec(e, "SET TimeZone = 'UTC'");
+    /* slices are patched in place after COPY (footer flags): never serve a
+     * cached copy of a file this engine wrote */
+    if (!rc)
+        rc = silt_engine_exec(e, "SET enable_external_file_cache = false");
+    if (rc) {
+        silt_engine_free(e);
+        return rc;
+    }
     *out = e;
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -116,6 +117,43 @@ static int lfs_put_file(silt_store *s, const char *kind, const uint8_t mh[SILT_M
     int rc = 0;
     if (!silt_fs_exists(p))
         rc = silt_fs_copy_atomic(src, p);
+    free(p);
+    return rc;
+}
+
+static int lfs_adopt_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                          const char *src)
+{
+    char *p = obj_path(s->impl, kind, mh);
+    if (!p)
+        return SILT_EINVAL;
+    int rc = 0;
+    if (silt_fs_exists(p)) {
+        unlink(src);
+    } else {
+        int fd = open(src, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            rc = silt_err(SILT_EIO, "%s: %s", src, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        if (!rc && rename(src, p) != 0) {
+            if (errno == EXDEV) {
+                rc = silt_fs_copy_atomic(src, p);
+                if (!rc)
+                    unlink(src);
+            } else {
+                rc = silt_err(SILT_EIO, "cannot move %s to %s: %s", src, p, strerror(errno));
+            }
+        } else if (!rc) {
+            char *dir = strdup(p);
+            char *slash = dir ? strrchr(dir, '/') : NULL;
+            if (slash) {
+                *slash = '\0';
+                rc = silt_fs_fsync_dir(dir);
+            }
+            free(dir);
+        }
+    }
     free(p);
     return rc;
 }
@@ -274,6 +312,7 @@ static const silt_store_ops LOCALFS_OPS = {
     .backend = "localfs",
     .put = lfs_put,
     .put_file = lfs_put_file,
+    .adopt_file = lfs_adopt_file,
     .get = lfs_get,
     .stat = lfs_stat,
     .ref_read = lfs_ref_read,

@@ -76,3 +76,20 @@ bool silt_store_valid_branch_name(const char *name)
     }
     return true;
 }
+
+int silt_store_put_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                        const char *src_path)
+{
+    return s->ops->put_file(s, kind, mh, src_path);
+}
+
+int silt_store_adopt_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                          const char *src_path)
+{
+    return s->ops->adopt_file(s, kind, mh, src_path);
+}
+
+char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN])
+{
+    return s->ops->object_path ? s->ops->object_path(s, kind, mh) : NULL;
+}

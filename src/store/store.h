@@ -36,6 +36,12 @@ typedef struct silt_store_ops {
     /* Copies a local file in as kind/<mh> (no-op if it exists). */
     int (*put_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     const char *src_path);
+    /* Moves a local file in as kind/<mh> when possible (same file system:
+     * fsync + rename + fsync dir; otherwise copy), so big slices are not
+     * copied. `src` no longer exists afterwards (also when the object
+     * already existed). */
+    int (*adopt_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                      const char *src_path);
     /* Appends the object's bytes to `out`. SILT_ENOTFOUND if missing. */
     int (*get)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
     /* 1 if the object exists (its size in *size_out, may be NULL), 0 if it
@@ -71,6 +77,12 @@ void silt_store_free(silt_store *s);
 /* Convenience wrappers around the ops. */
 int silt_store_put(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                    const void *data, size_t len);
+int silt_store_put_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                        const char *src_path);
+int silt_store_adopt_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                          const char *src_path);
+/* Local path of an object (malloc'd; NULL for remote backends or ENOMEM). */
+char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
 int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
 int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     uint64_t *size_out);

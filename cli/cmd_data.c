@@ -1,0 +1,145 @@
+/* cmd_data.c — data commands: ingest (push ingest of files or stdin). */
+#include "cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Copies stdin into a temporary file; returns its malloc'd path. */
+static char *stdin_to_file(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/silt-stdin-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+        return NULL;
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(STDIN_FILENO, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, (size_t)(n - off));
+            if (w < 0) {
+                close(fd);
+                unlink(path);
+                free(path);
+                return NULL;
+            }
+            off += w;
+        }
+    }
+    close(fd);
+    if (n < 0) {
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+int cmd_ingest(cli_ctx *c, int argc, char **argv)
+{
+    const char *ref = NULL, *format = NULL, *event_time = NULL, *source = NULL;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    const char **display = calloc((size_t)argc + 1, sizeof *display);
+    if (!files || !display) {
+        free(files);
+        free(display);
+        return cli_fail("out of memory");
+    }
+    size_t nfiles = 0;
+    int status = EXIT_OK;
+    char *stdin_path = NULL;
+    for (int i = 0; i < argc && status == EXIT_OK; i++) {
+        const char *a = argv[i];
+        const char **slot = NULL;
+        if (strcmp(a, "--format") == 0)
+            slot = &format;
+        else if (strcmp(a, "--event-time") == 0)
+            slot = &event_time;
+        else if (strcmp(a, "--source-name") == 0)
+            slot = &source;
+        if (slot) {
+            if (i + 1 >= argc)
+                status = cli_usage("ingest: %s needs a value", a);
+            else
+                *slot = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            status = cli_usage("ingest: unknown option '%s'", a);
+        } else if (!ref) {
+            ref = a;
+        } else if (strcmp(a, "-") == 0) {
+            if (stdin_path) {
+                status = cli_usage("ingest: '-' (stdin) can be given once");
+            } else if (!(stdin_path = stdin_to_file())) {
+                status = cli_fail("cannot read standard input: %s", strerror(errno));
+            } else {
+                display[nfiles] = "-";
+                files[nfiles++] = stdin_path;
+            }
+        } else {
+            display[nfiles] = a;
+            files[nfiles++] = a;
+        }
+    }
+    if (status == EXIT_OK && !ref)
+        status = cli_usage("ingest needs a NAME");
+    if (status == EXIT_OK && nfiles == 0) {
+        /* no files: read standard input */
+        if (!(stdin_path = stdin_to_file())) {
+            status = cli_fail("cannot read standard input: %s", strerror(errno));
+        } else {
+            display[nfiles] = "-";
+            files[nfiles++] = stdin_path;
+        }
+    }
+    silt_workspace *ws = NULL;
+    silt_dataset *ds = NULL;
+    if (status == EXIT_OK && cli_open_workspace(c, &ws))
+        status = EXIT_FAIL;
+    if (status == EXIT_OK && silt_dataset_open(&ds, ws, ref) < 0)
+        status = cli_fail(NULL);
+    if (status == EXIT_OK) {
+        silt_ingest_opts o = {files, display, nfiles, format, event_time, source};
+        silt_ingest_result r;
+        if (silt_dataset_ingest(&r, ds, &o) < 0) {
+            status = cli_fail(NULL);
+        } else if (c->json) {
+            json_t *j = json_pack("{s:s,s:b,s:I}", "dataset", ref, "upToDate", r.up_to_date, "records",
+                                  (json_int_t)r.num_records);
+            if (j && !r.up_to_date) {
+                json_object_set_new(j, "firstOffset", json_integer((json_int_t)r.first_offset));
+                json_object_set_new(j, "lastOffset", json_integer((json_int_t)r.last_offset));
+                json_object_set_new(j, "head", json_string(r.head));
+                json_object_set_new(j, "schemaChanged", json_boolean(r.schema_changed));
+            }
+            if (j)
+                json_object_set_new(j, "watermark", r.has_watermark ? json_string(r.watermark) : json_null());
+            json_dumpf(j, stdout, JSON_INDENT(2));
+            fputc('\n', stdout);
+            json_decref(j);
+        } else if (r.up_to_date) {
+            printf("%s: up to date\n", ref);
+        } else {
+            printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s\n", ref,
+                   (unsigned long long)r.num_records, r.num_records == 1 ? "" : "s",
+                   (unsigned long long)r.first_offset, (unsigned long long)r.last_offset,
+                   r.has_watermark ? r.watermark : "-");
+        }
+    }
+    if (stdin_path) {
+        unlink(stdin_path);
+        free(stdin_path);
+    }
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    free(files);
+    free(display);
+    return status;
+}

@@ -1,0 +1,250 @@
+/* cmd_query.c — query commands: sql, tail, schema.
+ *
+ *   silt sql QUERY|- [--format table|csv|json|ndjson|parquet] [--output FILE]
+ *                    [--as-of NAME=BLOCK|BLOCK]...
+ *   silt tail NAME [-n N] [--format …] [--output FILE]
+ *   silt schema NAME [--json|--yaml]
+ *
+ * The global --json selects JSON output (sql/tail: --format json unless a
+ * format is given). QUERY "-" reads the query from stdin. Exit codes: 0 ok,
+ * 1 failed (unknown dataset, SQL error: one line on stderr), 2 usage
+ * (unknown option or format, parquet without --output, bad -n).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_sql(cli_ctx *c, int argc, char **argv);
+int cmd_tail(cli_ctx *c, int argc, char **argv);
+int cmd_schema(cli_ctx *c, int argc, char **argv);
+
+static const char *const FORMATS[] = {"table", "csv", "json", "ndjson", "parquet", NULL};
+
+/* Output options shared by sql and tail. */
+typedef struct out_opts {
+    const char *format;
+    const char *output;
+    const char **as_of; /* sql only */
+    size_t n_as_of;
+} out_opts;
+
+/* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
+ * 1 and sets *val when argv[*i] is that option, 0 when it is not, -1 when
+ * the value is missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return 0;
+    if (argv[*i][n] == '=') {
+        *val = argv[*i] + n + 1;
+        return 1;
+    }
+    if (argv[*i][n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *val = argv[++*i];
+    return 1;
+}
+
+/* Parses --format/--output (and --as-of when as_of_ok). Positionals are
+ * collected into pos (at most maxpos). Returns 0 or an exit code. */
+static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, bool as_of_ok,
+                          const char **pos, int maxpos, int *npos, const char **n_opt)
+{
+    *npos = 0;
+    bool literal = false;
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (!literal && strcmp(argv[i], "--") == 0) {
+            literal = true;
+            continue;
+        }
+        if (!literal && argv[i][0] == '-' && argv[i][1] != '\0') {
+            if ((r = opt_value(argc, argv, &i, "--format", &v)) != 0) {
+                if (r < 0)
+                    return cli_usage("%s: --format needs a value", cmd);
+                o->format = v;
+            } else if ((r = opt_value(argc, argv, &i, "--output", &v)) != 0 ||
+                       (r = opt_value(argc, argv, &i, "-o", &v)) != 0) {
+                if (r < 0)
+                    return cli_usage("%s: --output needs a file", cmd);
+                o->output = v;
+            } else if (as_of_ok && (r = opt_value(argc, argv, &i, "--as-of", &v)) != 0) {
+                if (r < 0)
+                    return cli_usage("%s: --as-of needs NAME=BLOCK or BLOCK", cmd);
+                const char **nv = realloc(o->as_of, (o->n_as_of + 1) * sizeof *nv);
+                if (!nv)
+                    return cli_fail("out of memory");
+                o->as_of = nv;
+                o->as_of[o->n_as_of++] = v;
+            } else if (n_opt && (r = opt_value(argc, argv, &i, "-n", &v)) != 0) {
+                if (r < 0)
+                    return cli_usage("%s: -n needs a number", cmd);
+                *n_opt = v;
+            } else if (strcmp(argv[i], "-") == 0) {
+                if (*npos >= maxpos)
+                    return cli_usage("%s: too many arguments", cmd);
+                pos[(*npos)++] = argv[i];
+            } else {
+                return cli_usage("%s: unknown option '%s'", cmd, argv[i]);
+            }
+            continue;
+        }
+        if (*npos >= maxpos)
+            return cli_usage("%s: too many arguments", cmd);
+        pos[(*npos)++] = argv[i];
+    }
+    if (o->format) {
+        bool known = false;
+        for (const char *const *f = FORMATS; *f; f++)
+            known |= strcmp(*f, o->format) == 0;
+        if (!known)
+            return cli_usage("%s: unknown format '%s' (use table, csv, json, ndjson or parquet)", cmd,
+                             o->format);
+    }
+    if (o->format && strcmp(o->format, "parquet") == 0 && !o->output)
+        return cli_usage("%s: --format parquet needs --output FILE", cmd);
+    return 0;
+}
+
+/* Reads all of stdin into a malloc'd string (NULL on failure). */
+static char *read_stdin(void)
+{
+    size_t cap = 4096, len = 0;
+    char *s = malloc(cap);
+    while (s) {
+        size_t n = fread(s + len, 1, cap - len - 1, stdin);
+        len += n;
+        if (n == 0)
+            break;
+        if (cap - len - 1 == 0) {
+            char *ns = realloc(s, cap * 2);
+            if (!ns) {
+                free(s);
+                return NULL;
+            }
+            s = ns;
+            cap *= 2;
+        }
+    }
+    if (s)
+        s[len] = '\0';
+    return s;
+}
+
+int cmd_sql(cli_ctx *c, int argc, char **argv)
+{
+    out_opts o = {0};
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_out_opts("sql", argc, argv, &o, true, pos, 1, &npos, NULL);
+    if (rc) {
+        free(o.as_of);
+        return rc;
+    }
+    if (npos != 1) {
+        free(o.as_of);
+        return cli_usage("sql needs one QUERY");
+    }
+    if (!o.format && c->json)
+        o.format = "json";
+    char *query = NULL;
+    if (strcmp(pos[0], "-") == 0) {
+        query = read_stdin();
+        if (!query) {
+            free(o.as_of);
+            return cli_fail("cannot read the query from stdin");
+        }
+    }
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws)) {
+        free(query);
+        free(o.as_of);
+        return EXIT_FAIL;
+    }
+    silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
+                        .as_of = o.as_of, .n_as_of = o.n_as_of};
+    int status = silt_sql(ws, query ? query : pos[0], &so) < 0 ? cli_fail(NULL) : EXIT_OK;
+    silt_workspace_free(ws);
+    free(query);
+    free(o.as_of);
+    return status;
+}
+
+int cmd_tail(cli_ctx *c, int argc, char **argv)
+{
+    out_opts o = {0};
+    const char *pos[1];
+    const char *nstr = NULL;
+    int npos = 0;
+    int rc = parse_out_opts("tail", argc, argv, &o, false, pos, 1, &npos, &nstr);
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return cli_usage("tail needs one NAME");
+    uint64_t n = 10;
+    if (nstr) {
+        char *end;
+        if (!*nstr || *nstr == '-' || *nstr == '+')
+            return cli_usage("tail: -n needs a non-negative number, got '%s'", nstr);
+        n = strtoull(nstr, &end, 10);
+        if (*end)
+            return cli_usage("tail: -n needs a non-negative number, got '%s'", nstr);
+    }
+    if (!o.format && c->json)
+        o.format = "json";
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, pos[0]) < 0) {
+        status = cli_fail(NULL);
+    } else {
+        silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout};
+        if (silt_dataset_tail(ds, n, &so) < 0)
+            status = cli_fail(NULL);
+    }
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}
+
+int cmd_schema(cli_ctx *c, int argc, char **argv)
+{
+    const char *name = NULL;
+    silt_schema_format fmt = c->json ? SILT_SCHEMA_JSON : SILT_SCHEMA_TEXT;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--yaml") == 0)
+            fmt = SILT_SCHEMA_YAML;
+        else if (strcmp(argv[i], "--json") == 0)
+            fmt = SILT_SCHEMA_JSON;
+        else if (argv[i][0] == '-')
+            return cli_usage("schema: unknown option '%s'", argv[i]);
+        else if (!name)
+            name = argv[i];
+        else
+            return cli_usage("schema takes one NAME");
+    }
+    if (!name)
+        return cli_usage("schema needs a NAME");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    char *text = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, name) < 0 || silt_dataset_schema_get(&text, ds, fmt) < 0)
+        status = cli_fail(NULL);
+    else
+        fputs(text, stdout);
+    free(text);
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}

@@ -1,0 +1,686 @@
+/* query.c — dataset views, the current-state projection and result output
+ * for `silt sql` / `silt tail` (see query.h for the formats).
+ *
+ * Invariants:
+ *  - a query is exactly one statement; a SELECT-like statement is wrapped in
+ *    `SELECT <conversions> FROM (<query>)` using positional references (#i)
+ *    so that duplicate or odd column names survive, timestamps become
+ *    RFC 3339 text and (for JSON) nested values JSON text inside the engine;
+ *    any other statement runs as is and its values are printed as DuckDB
+ *    text;
+ *  - the wrapper is a plain projection: the row order of the query (and of
+ *    the slice views: file order = offset order, preserve_insertion_order)
+ *    is kept;
+ *  - output to a path is removed again when anything fails.
+ */
+#include "engine/query.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine_internal.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+int silt_qfmt_parse(const char *name, silt_qfmt *out)
+{
+    static const char *const names[] = {"table", "csv", "json", "ndjson", "parquet"};
+    if (!name) {
+        *out = SILT_QFMT_TABLE;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *out = (silt_qfmt)i;
+            return 0;
+        }
+    }
+    return silt_err(SILT_EINVAL, "unknown output format '%s' (use table, csv, json, ndjson or parquet)",
+                    name);
+}
+
+/* ---- output kinds --------------------------------------------------------- */
+
+typedef enum col_kind { K_STRING, K_NUMBER, K_FLOAT, K_BOOL, K_JSON } col_kind;
+
+static bool is_timestamp(duckdb_type t)
+{
+    return t == DUCKDB_TYPE_TIMESTAMP || t == DUCKDB_TYPE_TIMESTAMP_S ||
+           t == DUCKDB_TYPE_TIMESTAMP_MS || t == DUCKDB_TYPE_TIMESTAMP_NS ||
+           t == DUCKDB_TYPE_TIMESTAMP_TZ;
+}
+
+static bool is_nested(duckdb_type t)
+{
+    return t == DUCKDB_TYPE_LIST || t == DUCKDB_TYPE_STRUCT || t == DUCKDB_TYPE_MAP ||
+           t == DUCKDB_TYPE_ARRAY || t == DUCKDB_TYPE_UNION;
+}
+
+static col_kind kind_of(duckdb_type t)
+{
+    switch (t) {
+    case DUCKDB_TYPE_TINYINT:
+    case DUCKDB_TYPE_SMALLINT:
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_BIGINT:
+    case DUCKDB_TYPE_UTINYINT:
+    case DUCKDB_TYPE_USMALLINT:
+    case DUCKDB_TYPE_UINTEGER:
+    case DUCKDB_TYPE_UBIGINT:
+    case DUCKDB_TYPE_HUGEINT:
+    case DUCKDB_TYPE_UHUGEINT:
+    case DUCKDB_TYPE_DECIMAL:
+        return K_NUMBER;
+    case DUCKDB_TYPE_FLOAT:
+    case DUCKDB_TYPE_DOUBLE:
+        return K_FLOAT;
+    case DUCKDB_TYPE_BOOLEAN:
+        return K_BOOL;
+    default:
+        return K_STRING;
+    }
+}
+
+/* Appends the RFC 3339 conversion of column reference `x` (VARCHAR result). */
+static int put_rfc3339(silt_buf *b, const char *x, bool nanos)
+{
+    const char *ep = nanos ? "epoch_ns" : "epoch_us";
+    const char *full = nanos ? "1000000000" : "1000000";
+    const char *milli = nanos ? "1000000" : "1000";
+    int rc = silt_buf_printf(b,
+                             "CASE WHEN %s IS NULL THEN NULL WHEN NOT isfinite(%s) THEN CAST(%s AS VARCHAR) "
+                             "WHEN %s(%s) %% %s = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%SZ') "
+                             "WHEN %s(%s) %% %s = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%gZ') ",
+                             x, x, x, ep, x, full, x, ep, x, milli, x);
+    if (rc == 0 && nanos)
+        rc = silt_buf_printf(b,
+                             "WHEN epoch_ns(%s) %% 1000 = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%fZ') "
+                             "ELSE strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.') || "
+                             "lpad(CAST((epoch_ns(%s) %% 1000000000 + 1000000000) %% 1000000000 AS VARCHAR), "
+                             "9, '0') || 'Z' END",
+                             x, x, x, x);
+    else if (rc == 0)
+        rc = silt_buf_printf(b, "ELSE strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%fZ') END", x);
+    return rc;
+}
+
+/* Query text without trailing whitespace, comments and semicolons
+ * (malloc'd), so that it can be wrapped in a subquery. Strings, quoted
+ * identifiers and comments are skipped while looking for the end. */
+static char *strip_query(const char *sql)
+{
+    size_t end = 0;
+    const char *p = sql;
+    while (*p) {
+        if (p[0] == '-' && p[1] == '-') {
+            p += strcspn(p, "\n");
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+        } else if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            while (*p && !(*p == q && p[1] != q)) {
+                if (*p == q)
+                    p++; /* doubled quote */
+                p++;
+            }
+            if (*p)
+                p++;
+            end = (size_t)(p - sql);
+        } else {
+            if (*p != ';' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                end = (size_t)(p - sql) + 1;
+            p++;
+        }
+    }
+    char *s = malloc(end + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, sql, end);
+    s[end] = '\0';
+    return s;
+}
+
+/* ---- text writers ---------------------------------------------------------- */
+
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void put_json_value(FILE *f, col_kind k, const char *v)
+{
+    if (!v) {
+        fputs("null", f);
+        return;
+    }
+    switch (k) {
+    case K_NUMBER:
+    case K_BOOL:
+    case K_JSON:
+        fputs(v, f);
+        break;
+    case K_FLOAT:
+        if (strcmp(v, "nan") == 0 || strcmp(v, "-nan") == 0 || strcmp(v, "inf") == 0 ||
+            strcmp(v, "-inf") == 0)
+            fputs("null", f);
+        else
+            fputs(v, f);
+        break;
+    default:
+        put_json_string(f, v);
+    }
+}
+
+static void put_csv_field(FILE *f, const char *v)
+{
+    if (!v)
+        return;
+    if (*v && !strpbrk(v, ",\"\r\n")) {
+        fputs(v, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = v; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* Display width: UTF-8 code points. */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+static void put_padded(FILE *f, const char *s, size_t width, bool right)
+{
+    size_t w = text_width(s);
+    if (right)
+        for (size_t i = w; i < width; i++)
+            fputc(' ', f);
+    fputs(s, f);
+    if (!right)
+        for (size_t i = w; i < width; i++)
+            fputc(' ', f);
+}
+
+/* Row-major array of value strings (NULL = SQL NULL), owned by DuckDB's
+ * allocator (duckdb_free). */
+static int fetch_all(duckdb_result *res, size_t ncols, idx_t nrows, char ***cells_out)
+{
+    *cells_out = NULL;
+    size_t total = (size_t)nrows * ncols;
+    char **cells = calloc(total ? total : 1, sizeof *cells);
+    if (!cells)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    for (idx_t r = 0; r < nrows; r++) {
+        for (size_t c = 0; c < ncols; c++) {
+            if (duckdb_value_is_null(res, c, r))
+                continue;
+            char *v = duckdb_value_varchar(res, c, r);
+            if (!v) {
+                for (size_t i = 0; i < total; i++)
+                    duckdb_free(cells[i]);
+                free(cells);
+                return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)",
+                                (unsigned long long)r, c + 1);
+            }
+            cells[(size_t)r * ncols + c] = v;
+        }
+    }
+    *cells_out = cells;
+    return 0;
+}
+
+static int write_table(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, const col_kind *kinds)
+{
+    char **cells;
+    int rc = fetch_all(res, ncols, nrows, &cells);
+    if (rc)
+        return rc;
+    size_t *w = calloc(ncols ? ncols : 1, sizeof *w);
+    if (!w) {
+        free(cells);
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    }
+    for (size_t c = 0; c < ncols; c++) {
+        w[c] = text_width(duckdb_column_name(res, c));
+        for (idx_t r = 0; r < nrows; r++) {
+            const char *v = cells[(size_t)r * ncols + c];
+            size_t vw = v ? text_width(v) : 4;
+            if (vw > w[c])
+                w[c] = vw;
+        }
+    }
+    for (size_t c = 0; c < ncols; c++) {
+        if (c)
+            fputs(" | ", f);
+        put_padded(f, duckdb_column_name(res, c), c + 1 < ncols ? w[c] : 0, false);
+    }
+    fputc('\n', f);
+    for (size_t c = 0; c < ncols; c++) {
+        if (c)
+            fputs("-+-", f);
+        for (size_t i = 0; i < w[c]; i++)
+            fputc('-', f);
+    }
+    fputc('\n', f);
+    for (idx_t r = 0; r < nrows; r++) {
+        for (size_t c = 0; c < ncols; c++) {
+            const char *v = cells[(size_t)r * ncols + c];
+            bool right = kinds[c] == K_NUMBER || kinds[c] == K_FLOAT;
+            if (c)
+                fputs(" | ", f);
+            put_padded(f, v ? v : "NULL", (right || c + 1 < ncols) ? w[c] : 0, right);
+        }
+        fputc('\n', f);
+    }
+    for (size_t i = 0; i < (size_t)nrows * ncols; i++)
+        duckdb_free(cells[i]);
+    free(cells);
+    free(w);
+    return 0;
+}
+
+static int write_rows(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, const col_kind *kinds,
+                      silt_qfmt fmt)
+{
+    if (fmt == SILT_QFMT_CSV) {
+        for (size_t c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', f);
+            put_csv_field(f, duckdb_column_name(res, c));
+        }
+        fputc('\n', f);
+    } else if (fmt == SILT_QFMT_JSON) {
+        fputs(nrows ? "[\n" : "[", f);
+    }
+    for (idx_t r = 0; r < nrows; r++) {
+        if (fmt == SILT_QFMT_JSON && r)
+            fputs(",\n", f);
+        if (fmt != SILT_QFMT_CSV)
+            fputc('{', f);
+        for (size_t c = 0; c < ncols; c++) {
+            char *v = duckdb_value_is_null(res, c, r) ? NULL : duckdb_value_varchar(res, c, r);
+            if (!v && !duckdb_value_is_null(res, c, r))
+                return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)",
+                                (unsigned long long)r, c + 1);
+            if (fmt == SILT_QFMT_CSV) {
+                if (c)
+                    fputc(',', f);
+                put_csv_field(f, v);
+            } else {
+                if (c)
+                    fputc(',', f);
+                put_json_string(f, duckdb_column_name(res, c));
+                fputc(':', f);
+                put_json_value(f, kinds[c], v);
+            }
+            duckdb_free(v);
+        }
+        if (fmt != SILT_QFMT_CSV)
+            fputc('}', f);
+        if (fmt != SILT_QFMT_JSON)
+            fputc('\n', f);
+    }
+    if (fmt == SILT_QFMT_JSON)
+        fputs(nrows ? "\n]\n" : "]\n", f);
+    return 0;
+}
+
+/* ---- running --------------------------------------------------------------- */
+
+/* Prepares the single statement of `sql` into *prep. */
+static int prepare_one(duckdb_connection conn, const char *sql, duckdb_prepared_statement *prep)
+{
+    *prep = NULL;
+    duckdb_extracted_statements ex = NULL;
+    idx_t n = duckdb_extract_statements(conn, sql, &ex);
+    int rc = 0;
+    if (n == 0) {
+        const char *m = ex ? duckdb_extract_statements_error(ex) : NULL;
+        if (m && *m)
+            rc = silt_err(SILT_EINVAL, "sql: %.*s", (int)strcspn(m, "\n"), m);
+        else
+            rc = silt_err(SILT_EINVAL, "sql: expected one statement, got none");
+    } else if (n > 1) {
+        rc = silt_err(SILT_EINVAL, "sql: expected one statement, got %llu", (unsigned long long)n);
+    } else if (duckdb_prepare_extracted_statement(conn, ex, 0, prep) == DuckDBError) {
+        const char *m = duckdb_prepare_error(*prep);
+        if (!m)
+            m = "cannot prepare the statement";
+        rc = silt_err(SILT_EINVAL, "sql: %.*s", (int)strcspn(m, "\n"), m);
+        duckdb_destroy_prepare(prep);
+        *prep = NULL;
+    }
+    duckdb_destroy_extracted(&ex);
+    return rc;
+}
+
+/* Builds the converting wrapper of a SELECT: *kinds_out gets the output
+ * kind of every column. */
+static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner,
+                         silt_qfmt fmt, col_kind *kinds)
+{
+    size_t ncols = duckdb_prepared_statement_column_count(prep);
+    int rc = silt_buf_puts(b, "SELECT ");
+    for (size_t c = 0; rc == 0 && c < ncols; c++) {
+        duckdb_type t = duckdb_prepared_statement_column_type(prep, c);
+        char ref[32];
+        snprintf(ref, sizeof ref, "#%zu", c + 1);
+        if (c)
+            rc = silt_buf_puts(b, ", ");
+        kinds[c] = kind_of(t);
+        if (rc == 0 && is_timestamp(t)) {
+            rc = put_rfc3339(b, ref, t == DUCKDB_TYPE_TIMESTAMP_NS);
+            kinds[c] = K_STRING;
+        } else if (rc == 0 && (fmt == SILT_QFMT_JSON || fmt == SILT_QFMT_NDJSON) && is_nested(t)) {
+            rc = silt_buf_printf(b, "CAST(to_json(%s) AS VARCHAR)", ref);
+            kinds[c] = K_JSON;
+        } else if (rc == 0) {
+            rc = silt_buf_puts(b, ref);
+        }
+        /* column names of a prepared statement are owned by the caller */
+        const char *cname = rc == 0 ? duckdb_prepared_statement_column_name(prep, c) : NULL;
+        char *alias = cname ? silt_sql_ident(cname) : NULL;
+        duckdb_free((void *)cname);
+        if (rc == 0 && !alias)
+            rc = SILT_ENOMEM;
+        if (rc == 0)
+            rc = silt_buf_printf(b, " AS %s", alias);
+        free(alias);
+    }
+    if (rc == 0)
+        rc = silt_buf_printf(b, " FROM (%s\n) AS __silt_q", inner);
+    return rc;
+}
+
+static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const char *inner,
+                       const char *path, uint64_t *rows_out)
+{
+    if (duckdb_prepared_statement_type(prep) != DUCKDB_STATEMENT_TYPE_SELECT)
+        return silt_err(SILT_EINVAL, "sql: only a query (SELECT) can be written as Parquet");
+    char *qp = silt_sql_str(path);
+    if (!qp)
+        return SILT_ENOMEM;
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&b, "COPY (%s\n) TO %s (FORMAT parquet)", inner, qp);
+    free(qp);
+    duckdb_result res;
+    if (rc == 0) {
+        if (duckdb_query(silt_engine_conn(e), b.data, &res) == DuckDBError) {
+            rc = silt_engine_result_error(&res, "sql");
+        } else if (rows_out) {
+            *rows_out = duckdb_rows_changed(&res);
+        }
+        duckdb_destroy_result(&res);
+    }
+    silt_buf_free(&b);
+    if (rc)
+        unlink(path);
+    return rc;
+}
+
+int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                   uint64_t *rows_out)
+{
+    if (rows_out)
+        *rows_out = 0;
+    if (fmt == SILT_QFMT_PARQUET && !path)
+        return silt_err(SILT_EINVAL, "sql: format parquet needs an output file");
+    duckdb_connection conn = silt_engine_conn(e);
+    char *inner = strip_query(sql);
+    if (!inner)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    duckdb_prepared_statement prep = NULL;
+    int rc = prepare_one(conn, inner, &prep);
+    if (rc) {
+        free(inner);
+        return rc;
+    }
+    if (fmt == SILT_QFMT_PARQUET) {
+        rc = run_parquet(e, prep, inner, path, rows_out);
+        duckdb_destroy_prepare(&prep);
+        free(inner);
+        return rc;
+    }
+    size_t ncols = duckdb_prepared_statement_column_count(prep);
+    col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
+    silt_buf wrapped = SILT_BUF_INIT;
+    duckdb_result res;
+    bool have_res = false;
+    if (!kinds)
+        rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+    if (rc == 0 && duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
+        rc = build_wrapper(&wrapped, prep, inner, fmt, kinds);
+        if (rc == SILT_ENOMEM)
+            rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+        if (rc == 0) {
+            have_res = true;
+            if (duckdb_query(conn, wrapped.data, &res) == DuckDBError)
+                rc = silt_engine_result_error(&res, "sql");
+        }
+    } else if (rc == 0) {
+        have_res = true;
+        if (duckdb_execute_prepared(prep, &res) == DuckDBError)
+            rc = silt_engine_result_error(&res, "sql");
+        else
+            for (size_t c = 0; c < ncols && c < duckdb_column_count(&res); c++)
+                kinds[c] = kind_of(duckdb_column_type(&res, c));
+    }
+    FILE *f = out ? out : stdout;
+    if (rc == 0 && path) {
+        f = fopen(path, "w");
+        if (!f)
+            rc = silt_err(SILT_EIO, "%s: cannot create: %s", path, strerror(errno));
+    }
+    if (rc == 0) {
+        size_t rc_cols = duckdb_column_count(&res);
+        idx_t nrows = duckdb_row_count(&res);
+        if (rc_cols > ncols)
+            rc_cols = ncols; /* defensive: never index past `kinds` */
+        if (fmt == SILT_QFMT_TABLE)
+            rc = write_table(f, &res, rc_cols, nrows, kinds);
+        else
+            rc = write_rows(f, &res, rc_cols, nrows, kinds, fmt);
+        if (rc == 0 && rows_out)
+            *rows_out = nrows;
+        if (fflush(f) != 0 || ferror(f))
+            if (rc == 0)
+                rc = silt_err(SILT_EIO, "%s: write error: %s", path ? path : "output", strerror(errno));
+        if (path) {
+            if (fclose(f) != 0 && rc == 0)
+                rc = silt_err(SILT_EIO, "%s: write error: %s", path, strerror(errno));
+            if (rc)
+                unlink(path);
+        }
+    }
+    if (have_res)
+        duckdb_destroy_result(&res);
+    silt_buf_free(&wrapped);
+    duckdb_destroy_prepare(&prep);
+    free(kinds);
+    free(inner);
+    return rc;
+}
+
+/* ---- views ----------------------------------------------------------------- */
+
+static int exec_buf(silt_engine *e, silt_buf *b, int rc, const char *view)
+{
+    if (rc == 0) {
+        rc = silt_engine_exec(e, b->data);
+        if (rc < 0)
+            rc = silt_err_context(rc, "view %s", view);
+    } else if (rc == SILT_ENOMEM) {
+        rc = silt_err(SILT_ENOMEM, "view %s: out of memory", view);
+    }
+    silt_buf_free(b);
+    return rc;
+}
+
+/* Appends "* REPLACE (CAST(offset AS UBIGINT) AS offset, CAST(op AS UTINYINT) AS op)". */
+static int put_system_casts(silt_buf *b, const silt_vocab_names *v)
+{
+    char *o = silt_sql_ident(v->offset), *p = silt_sql_ident(v->op);
+    int rc = (o && p) ? silt_buf_printf(b,
+                                        "* REPLACE (CAST(%s AS UBIGINT) AS %s, CAST(%s AS UTINYINT) AS %s)",
+                                        o, o, p, p)
+                      : SILT_ENOMEM;
+    free(o);
+    free(p);
+    return rc;
+}
+
+int silt_query_create_slice_view(silt_engine *e, const char *view, const char *const *files,
+                                 size_t n, const silt_vocab_names *vocab, uint64_t min_offset)
+{
+    if (n == 0)
+        return silt_err(SILT_EINVAL, "view %s: no slice files", view);
+    silt_buf b = SILT_BUF_INIT;
+    char *qv = silt_sql_ident(view);
+    int rc = qv ? silt_buf_printf(&b, "CREATE OR REPLACE TEMP VIEW %s AS SELECT ", qv) : SILT_ENOMEM;
+    free(qv);
+    if (rc == 0)
+        rc = put_system_casts(&b, vocab);
+    if (rc == 0)
+        rc = silt_buf_puts(&b, " FROM read_parquet([");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *q = silt_sql_str(files[i]);
+        rc = q ? silt_buf_printf(&b, "%s%s", i ? ", " : "", q) : SILT_ENOMEM;
+        free(q);
+    }
+    if (rc == 0)
+        rc = silt_buf_puts(&b, "], union_by_name = true)");
+    if (rc == 0 && min_offset) {
+        char *o = silt_sql_ident(vocab->offset);
+        rc = o ? silt_buf_printf(&b, " WHERE %s >= %llu", o, (unsigned long long)min_offset) : SILT_ENOMEM;
+        free(o);
+    }
+    return exec_buf(e, &b, rc, view);
+}
+
+int silt_query_create_empty_view(silt_engine *e, const char *view, const char *columns)
+{
+    silt_buf b = SILT_BUF_INIT;
+    size_t tn = strlen(view) + 16;
+    char *tname = malloc(tn);
+    if (!tname)
+        return silt_err(SILT_ENOMEM, "view %s: out of memory", view);
+    snprintf(tname, tn, "__silt_empty:%s", view);
+    char *qt = silt_sql_ident(tname), *qv = silt_sql_ident(view);
+    free(tname);
+    int rc = (qt && qv) ? silt_buf_printf(&b,
+                                          "CREATE OR REPLACE TEMP TABLE %s (%s); "
+                                          "CREATE OR REPLACE TEMP VIEW %s AS SELECT * FROM %s",
+                                          qt, columns, qv, qt)
+                        : SILT_ENOMEM;
+    free(qt);
+    free(qv);
+    return exec_buf(e, &b, rc, view);
+}
+
+int silt_query_create_current_view(silt_engine *e, const char *view, const char *source,
+                                   const silt_vocab_names *vocab)
+{
+    /* column names of the source */
+    char *qs = silt_sql_ident(source);
+    if (!qs)
+        return silt_err(SILT_ENOMEM, "view %s: out of memory", view);
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&b, "SELECT * FROM %s", qs);
+    duckdb_prepared_statement prep = NULL;
+    if (rc == 0 && duckdb_prepare(silt_engine_conn(e), b.data, &prep) == DuckDBError) {
+        const char *m = duckdb_prepare_error(prep);
+        rc = silt_err(SILT_EINVAL, "view %s: %.*s", view, m ? (int)strcspn(m, "\n") : 7,
+                      m ? m : "unknown");
+    }
+    silt_buf_clear(&b);
+    silt_buf keys = SILT_BUF_INIT;
+    bool has_offset = false, has_op = false;
+    size_t nkeys = 0;
+    size_t ncols = rc == 0 ? duckdb_prepared_statement_column_count(prep) : 0;
+    for (size_t c = 0; rc == 0 && c < ncols; c++) {
+        const char *name = duckdb_prepared_statement_column_name(prep, c); /* ours to free */
+        if (!name) {
+            rc = silt_err(SILT_ENOMEM, "view %s: out of memory", view);
+            break;
+        }
+        bool skip = strcmp(name, vocab->system_time) == 0;
+        if (strcmp(name, vocab->offset) == 0) {
+            has_offset = true;
+            skip = true;
+        } else if (strcmp(name, vocab->op) == 0) {
+            has_op = true;
+            skip = true;
+        }
+        if (!skip) {
+            char *q = silt_sql_ident(name);
+            rc = q ? silt_buf_printf(&keys, "%s%s", nkeys ? ", " : "", q) : SILT_ENOMEM;
+            free(q);
+            nkeys++;
+        }
+        duckdb_free((void *)name);
+    }
+    if (prep)
+        duckdb_destroy_prepare(&prep);
+    if (rc == 0 && (!has_offset || !has_op))
+        rc = silt_err(SILT_EINVAL, "view %s: source has no '%s' column", view,
+                      has_offset ? vocab->op : vocab->offset);
+    char *qv = silt_sql_ident(view), *qo = silt_sql_ident(vocab->offset), *qp = silt_sql_ident(vocab->op);
+    if (rc == 0 && (!qv || !qo || !qp))
+        rc = SILT_ENOMEM;
+    if (rc == 0) {
+        const char *part = nkeys ? "PARTITION BY " : "";
+        rc = silt_buf_printf(
+            &b,
+            "CREATE OR REPLACE TEMP VIEW %s AS SELECT * EXCLUDE (__silt_net, __silt_rn) FROM ("
+            "SELECT *, sum(CASE WHEN %s IN (0, 3) THEN 1 ELSE -1 END) OVER (%s%s) AS __silt_net, "
+            "row_number() OVER (PARTITION BY %s%s(%s IN (0, 3)) ORDER BY %s DESC) AS __silt_rn "
+            "FROM %s) WHERE %s IN (0, 3) AND __silt_rn <= __silt_net ORDER BY %s",
+            qv, qp, part, nkeys ? keys.data : "", keys.data && nkeys ? keys.data : "",
+            nkeys ? ", " : "", qp, qo, qs, qp, qo);
+    }
+    free(qv);
+    free(qo);
+    free(qp);
+    free(qs);
+    silt_buf_free(&keys);
+    return exec_buf(e, &b, rc, view);
+}
+
+int silt_query_create_current_macro(silt_engine *e)
+{
+    /* query_table() parses its argument as a (qualified) name: quote it so
+     * that dataset names with dots work */
+    return silt_engine_exec(e, "CREATE OR REPLACE TEMP MACRO current_state(name) AS TABLE "
+                               "SELECT * FROM query_table('\"' || replace(name, '\"', '\"\"') || "
+                               "':current\"')");
+}

@@ -1,0 +1,88 @@
+/* query.h — the query side of the engine: dataset views over Parquet slices,
+ * the current-state projection of a changelog, and running one SQL statement
+ * with its result written as text (table, CSV, JSON, NDJSON) or Parquet.
+ *
+ * Output formats (docs in silt.h, `silt sql`):
+ *  - table: header line, a separator line of '-' and '+', then one line per
+ *    row; columns separated by " | ", numbers right-aligned, everything else
+ *    left-aligned, widths in UTF-8 code points; SQL NULL is shown as "NULL";
+ *  - csv: RFC 4180 with a header line; NULL is an empty field, an empty
+ *    string is written as "" (quoted); fields holding ',', '"', CR or LF are
+ *    quoted with "" escaping; lines end with "\n";
+ *  - json: one array of objects "[\n{...},\n{...}\n]\n" ("[]\n" when empty);
+ *    ndjson: one object per line; keys are the column names in order;
+ *    numbers and booleans are JSON numbers/booleans (NaN and infinities
+ *    null), nested values (LIST, STRUCT, MAP, ARRAY, UNION) are JSON values,
+ *    everything else a JSON string;
+ *  - parquet: COPY of the result to a file (needs a path);
+ * and in every text format timestamps (top-level columns) are RFC 3339 UTC
+ * with 'Z' and the shortest exact fraction of 0, 3, 6 or 9 digits, as
+ * silt_time_format does; DATE is YYYY-MM-DD.
+ *
+ * Errors: negative SILT_E* after silt_err(); engine errors are the first line
+ * of DuckDB's message prefixed with "sql: ".
+ */
+#ifndef SILT_ENGINE_QUERY_H
+#define SILT_ENGINE_QUERY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+
+typedef enum silt_qfmt {
+    SILT_QFMT_TABLE = 0,
+    SILT_QFMT_CSV,
+    SILT_QFMT_JSON,
+    SILT_QFMT_NDJSON,
+    SILT_QFMT_PARQUET,
+} silt_qfmt;
+
+/* "table" | "csv" | "json" | "ndjson" | "parquet" (NULL = table).
+ * SILT_EINVAL "unknown output format 'x' (use table, csv, json, ndjson or
+ * parquet)" otherwise. */
+int silt_qfmt_parse(const char *name, silt_qfmt *out);
+
+/* Runs exactly one SQL statement and writes its result in `fmt`, to `path`
+ * when non-NULL (created/truncated; removed again on failure), else to `out`.
+ * Parquet needs `path` (SILT_EINVAL otherwise). `rows_out` (may be NULL)
+ * receives the number of result rows. A query with several statements is
+ * SILT_EINVAL "sql: expected one statement, got N". */
+int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                   uint64_t *rows_out);
+
+/* Names of the system columns of a dataset (its SetVocab, or the ODF
+ * defaults offset, op, system_time, event_time). Borrowed strings. */
+typedef struct silt_vocab_names {
+    const char *offset;
+    const char *op;
+    const char *system_time;
+    const char *event_time;
+} silt_vocab_names;
+
+/* CREATE OR REPLACE TEMP VIEW `view` over the Parquet slice files `files`
+ * (in offset order) read with union_by_name, records in file order. The
+ * offset and op columns are cast to UBIGINT / UTINYINT so slices written with
+ * Int64 offsets / Int32 ops read the same. When `min_offset` is non-zero only
+ * records with offset >= min_offset are kept. n must be > 0. */
+int silt_query_create_slice_view(silt_engine *e, const char *view, const char *const *files,
+                                 size_t n, const silt_vocab_names *vocab, uint64_t min_offset);
+
+/* CREATE OR REPLACE TEMP VIEW `view` with no rows whose columns are the
+ * DuckDB column list `columns` ("\"a\" BIGINT, \"b\" VARCHAR"); the offset
+ * and op columns, when present, get the types of a slice view. */
+int silt_query_create_empty_view(silt_engine *e, const char *view, const char *columns);
+
+/* CREATE OR REPLACE TEMP VIEW `view` = the current state of the changelog
+ * in view `source`: for every distinct tuple of all columns except offset,
+ * op and system_time, net = #(+A, +C) - #(-R, -C); the tuple is kept net
+ * times, as its `net` latest additions (with their offset, op and
+ * system_time), ordered by offset. NULLs compare equal. */
+int silt_query_create_current_view(silt_engine *e, const char *view, const char *source,
+                                   const silt_vocab_names *vocab);
+
+/* Creates the table macro current_state(name) = SELECT * FROM "name:current"
+ * (the view must exist when the macro is used). */
+int silt_query_create_current_macro(silt_engine *e);
+
+#endif

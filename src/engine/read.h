@@ -1,0 +1,69 @@
+/* read.h — the Read phase of ODF ingestion: input files -> a DuckDB table.
+ *
+ * A ReadStep (odf_union of ReadStepCsv, Json, NdJson, GeoJson, NdGeoJson,
+ * EsriShapefile, Parquet; see src/odf/odf.fbs) says how raw files are turned
+ * into rows. Every reader produces a TEMP TABLE whose rowid order is the input
+ * order (files in the given order, rows in file order). When the step carries
+ * a `schema` (or the legacy `ddlSchema`), columns are coerced to the declared
+ * types and the first value that does not fit is reported with its file, row
+ * (and CSV line) and column.
+ *
+ * Errors: negative SILT_E* after silt_err(); messages start with the file's
+ * display name, e.g. "data.csv: line 4: expected 3 fields, found 2".
+ */
+#ifndef SILT_ENGINE_READ_H
+#define SILT_ENGINE_READ_H
+
+#include <stddef.h>
+
+#include "engine/engine.h"
+#include "odf/odf_types.h"
+#include "util/arena.h"
+#include "util/buf.h"
+
+/* Reads `nfiles` input files with `read_step` into a new TEMP TABLE `table`
+ * (replacing it if it exists). Rows keep file order, then in-file order (the
+ * table's rowid order is the input order). `display_names` (may be NULL) are
+ * the names used in errors instead of the paths (e.g. "-" for stdin).
+ * On error nothing named `table` is left behind (a previous table of that
+ * name is dropped too). Temporary files live in a private directory under
+ * $TMPDIR (or /tmp) that is removed before returning. */
+int silt_read_files(silt_engine *e, const odf_union *read_step, const char *const *files,
+                    const char *const *display_names, size_t nfiles, const char *table);
+
+/* A default ReadStep for a --format name: csv (header: true, inferSchema:
+ * true), json, ndjson, geojson, ndgeojson, parquet, shp; the variant struct is
+ * allocated in `a` (out->value is arena-owned). SILT_EINVAL "unknown format
+ * 'x'" otherwise. */
+int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out);
+
+/* ---- building blocks, exposed for tests and fuzzing ------------------- */
+
+/* Validates the dialect options of a ReadStepCsv (separator, quote, escape,
+ * encoding, nullValue, dateFormat, timestampFormat) without touching any
+ * file. Errors name the option: "Csv.separator must be a single character,
+ * got ';;'". */
+int silt_read_csv_check_options(const odf_ReadStepCsv *csv);
+
+/* Appends the DuckDB strptime format for an ODF date/timestamp format to
+ * `out`: "" (nothing appended) for "rfc3339"/NULL, strftime-style formats
+ * (containing '%') are validated and copied, Java SimpleDateFormat patterns
+ * (yyyy-MM-dd HH:mm:ss.SSS, 'T' literals, ...) are translated. `what` names
+ * the option in errors, e.g. "Csv.dateFormat". */
+int silt_read_translate_datefmt(silt_buf *out, const char *fmt, const char *what);
+
+/* Shapefile -> NDJSON conversion (read_shp.c). `path` is a .shp file or a
+ * .zip archive holding one (selected by `sub_path`, a glob, when several);
+ * `tmpdir` is a scratch directory owned by the caller. Writes one JSON object
+ * per record to `ndjson_path` (dbf attributes then "geometry" as GeoJSON
+ * text) and appends the DuckDB column list of the result
+ * ("'NAME': 'BIGINT', ..., 'geometry': 'VARCHAR'", read_json `columns` entries) to `columns`.
+ * `display` names the input in errors. */
+int silt_read_shp_to_ndjson(const char *path, const char *display, const char *sub_path,
+                            const char *tmpdir, const char *ndjson_path, silt_buf *columns);
+
+/* Appends `v` to `out` as JSON in the style of serde_json: shortest
+ * round-trip digits, integral values with ".0", non-finite as null. */
+int silt_read_json_number(silt_buf *out, double v);
+
+#endif

@@ -1,0 +1,560 @@
+/* pipeline.c — the ingestion pipeline (see ingest.h).
+ *
+ * Invariants:
+ *  - nothing is visible before the final compare-and-swap of the ref: the
+ *    slice and checkpoint objects are written first (unreferenced until the
+ *    AddData lands; garbage for `silt gc` if it does not), then SetDataSchema
+ *    (when the schema grew) and AddData are published as one batch;
+ *  - offsets continue densely from the last offset; rows are never reordered
+ *    after the merge produced them;
+ *  - the merge state needed by Snapshot/Ledger/Changelog/Upsert comes from
+ *    the last checkpoint, never from re-reading the history.
+ */
+#include "ingest/ingest.h"
+
+#include "dataset/dataset_internal.h"
+#include "engine/engine.h"
+#include "engine/merge.h"
+#include "engine/read.h"
+#include "engine/schema.h"
+#include "engine/writer.h"
+#include "odf/schema_rules.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct vocab {
+    const char *offset, *op, *system_time, *event_time;
+} vocab;
+
+typedef struct pipeline {
+    silt_dataset *ds;
+    silt_engine *e;
+    silt_arena *a;
+    vocab v;
+    char *slice_tmp;      /* temp file of the new slice (removed unless moved) */
+    char *checkpoint_tmp; /* temp file of the new checkpoint */
+} pipeline;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int load_event(pipeline *p, const odf_block_ref *ref, int type, void **out)
+{
+    *out = NULL;
+    if (!ref->present)
+        return 0;
+    odf_MetadataBlock *b;
+    int rc = silt_ds_load_block(p->ds, ref->hash, p->a, &b);
+    if (rc)
+        return rc;
+    if (b->event.type != type)
+        return silt_err(SILT_ECORRUPT, "summary of '%s' points at a block of the wrong kind", p->ds->name);
+    *out = b->event.value;
+    return 0;
+}
+
+static const char *or_default(const char *s, const char *d) { return s && *s ? s : d; }
+
+static int load_vocab(pipeline *p)
+{
+    odf_SetVocab *sv = NULL;
+    int rc = load_event(p, &p->ds->st.vocab, ODF_MetadataEvent_SetVocab, (void **)&sv);
+    if (rc)
+        return rc;
+    p->v.offset = or_default(sv ? sv->offset_column : NULL, "offset");
+    p->v.op = or_default(sv ? sv->operation_type_column : NULL, "op");
+    p->v.system_time = or_default(sv ? sv->system_time_column : NULL, "system_time");
+    p->v.event_time = or_default(sv ? sv->event_time_column : NULL, "event_time");
+    return 0;
+}
+
+typedef struct colinfo {
+    char **names, **types;
+    size_t n, cap;
+    silt_arena *a;
+} colinfo;
+
+static int collect(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
+{
+    (void)names;
+    colinfo *c = ctx;
+    if (ncols < 2 || !vals[0] || !vals[1])
+        return silt_err(SILT_EINTERNAL, "unexpected DESCRIBE output");
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        char **nn = silt_arena_alloc(c->a, cap * sizeof *nn);
+        char **nt = silt_arena_alloc(c->a, cap * sizeof *nt);
+        if (!nn || !nt)
+            return SILT_ENOMEM;
+        if (c->n) {
+            memcpy(nn, c->names, c->n * sizeof *nn);
+            memcpy(nt, c->types, c->n * sizeof *nt);
+        }
+        c->names = nn;
+        c->types = nt;
+        c->cap = cap;
+    }
+    c->names[c->n] = silt_arena_strdup(c->a, vals[0]);
+    c->types[c->n] = silt_arena_strdup(c->a, vals[1]);
+    if (!c->names[c->n] || !c->types[c->n])
+        return SILT_ENOMEM;
+    c->n++;
+    return 0;
+}
+
+static int describe(pipeline *p, const char *table, colinfo *out)
+{
+    memset(out, 0, sizeof *out);
+    out->a = p->a;
+    char *q = silt_sql_ident(table);
+    if (!q)
+        return SILT_ENOMEM;
+    char *sql = silt_arena_printf(p->a, "DESCRIBE %s", q);
+    free(q);
+    return sql ? silt_engine_query_rows(p->e, sql, collect, out) : SILT_ENOMEM;
+}
+
+static int find_col(const colinfo *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static bool read_step_has_schema(const odf_union *read)
+{
+    if (!read || !read->value)
+        return false;
+    /* every ReadStep variant has ddl_schema and schema; find them by descriptor */
+    const odf_union_desc *u = odf_find_union("ReadStep");
+    if (!u || read->type < 1 || read->type > u->nvariants)
+        return false;
+    const odf_table_desc *d = u->variants[read->type - 1];
+    for (size_t i = 0; i < d->nfields; i++) {
+        const odf_field_desc *f = &d->fields[i];
+        const char *base = (const char *)read->value + f->offset;
+        if (strcmp(f->fb_name, "schema") == 0 && *(void *const *)base)
+            return true;
+        if (strcmp(f->fb_name, "ddl_schema") == 0 && ((const odf_strvec *)base)->present)
+            return true;
+    }
+    return false;
+}
+
+/* Is `ss` the last recorded state of its source? */
+static bool source_state_unchanged(const odf_chain_state *st, const odf_SourceState *ss)
+{
+    for (size_t i = 0; i < st->num_source_states; i++) {
+        const odf_source_state_ref *r = &st->source_states[i];
+        if (strcmp(r->source_name, ss->source_name ? ss->source_name : "") == 0)
+            return strcmp(r->kind, ss->kind ? ss->kind : "") == 0 &&
+                   strcmp(r->value, ss->value ? ss->value : "") == 0;
+    }
+    return false;
+}
+
+/* ---- stages ------------------------------------------------------------ */
+
+static int preprocess(pipeline *p, const odf_union *pre)
+{
+    if (!pre || pre->type == 0)
+        return silt_engine_exec(p->e, "CREATE OR REPLACE TEMP TABLE __silt_pre AS SELECT * FROM __silt_read");
+    if (pre->type != ODF_Transform_Sql)
+        return silt_err(SILT_EUNSUPPORTED, "unsupported preprocess kind");
+    const odf_TransformSql *t = pre->value;
+    int rc = silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM __silt_read");
+    if (rc)
+        return rc;
+    const char *final_query = t->query;
+    for (size_t i = 0; !rc && i < t->queries.n; i++) {
+        const odf_SqlQueryStep *st = t->queries.items[i];
+        if (!st->alias || !*st->alias) {
+            if (i + 1 != t->queries.n)
+                return silt_err(SILT_EINVAL, "preprocess: only the last of the queries may have no alias");
+            final_query = st->query;
+            break;
+        }
+        char *q = silt_sql_ident(st->alias);
+        if (!q)
+            return SILT_ENOMEM;
+        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP VIEW %s AS %s", q, st->query);
+        free(q);
+        if (rc)
+            return silt_err_context(rc, "preprocess query '%s'", st->alias);
+    }
+    if (!final_query)
+        return silt_err(SILT_EINVAL, "preprocess: no output query (a query without an alias)");
+    rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP TABLE __silt_pre AS %s", final_query);
+    if (rc)
+        return silt_err_context(rc, "preprocess query");
+    return 0;
+}
+
+/* Builds __silt_in: the event time column first (normalised to a timestamp or
+ * date; the fallback where absent or NULL), then the other columns; input
+ * columns clashing with system column names get a '_' prefix unless the read
+ * step declared a schema (then a clash is an error). */
+static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql)
+{
+    colinfo c;
+    int rc = describe(p, "__silt_pre", &c);
+    if (rc)
+        return rc;
+    bool declared = read_step_has_schema(req->read);
+    silt_buf sel = SILT_BUF_INIT;
+    int et = find_col(&c, p->v.event_time);
+    char *qet = silt_sql_ident(p->v.event_time);
+    if (!qet)
+        return SILT_ENOMEM;
+    if (et < 0) {
+        rc = silt_buf_printf(&sel, "%s AS %s", fallback_sql, qet);
+    } else {
+        const char *t = c.types[et];
+        if (strcmp(t, "DATE") == 0)
+            rc = silt_buf_printf(&sel, "%s", qet);
+        else if (strncmp(t, "TIMESTAMP", 9) == 0)
+            rc = silt_buf_printf(&sel, "coalesce(CAST(%s AS TIMESTAMP), %s) AS %s", qet, fallback_sql, qet);
+        else if (strcmp(t, "VARCHAR") == 0)
+            rc = silt_buf_printf(&sel, "coalesce(CAST(CAST(%s AS TIMESTAMPTZ) AS TIMESTAMP), %s) AS %s", qet,
+                                 fallback_sql, qet);
+        else if (strstr(t, "INT") || strcmp(t, "DOUBLE") == 0 || strcmp(t, "FLOAT") == 0 ||
+                 strncmp(t, "DECIMAL", 7) == 0)
+            rc = silt_buf_printf(&sel, "coalesce(CAST(to_timestamp(CAST(%s AS DOUBLE)) AS TIMESTAMP), %s) AS %s",
+                                 qet, fallback_sql, qet);
+        else
+            rc = silt_err(SILT_EINVAL,
+                          "event time column '%s' has type %s; expected a timestamp, a date, an RFC 3339 "
+                          "string or UNIX seconds",
+                          p->v.event_time, t);
+    }
+    const char *sys[] = {p->v.offset, p->v.op, p->v.system_time};
+    for (size_t i = 0; !rc && i < c.n; i++) {
+        if ((int)i == et)
+            continue;
+        char *q = silt_sql_ident(c.names[i]);
+        if (!q) {
+            rc = SILT_ENOMEM;
+            break;
+        }
+        bool clash = false;
+        for (size_t k = 0; k < 3; k++)
+            if (strcmp(c.names[i], sys[k]) == 0 && !(k == 1 && keep_op))
+                clash = true;
+        if (clash && declared) {
+            rc = silt_err(SILT_EINVAL, "input column '%s' clashes with a system column; rename it in the schema "
+                                       "or with a preprocess query",
+                          c.names[i]);
+        } else if (clash) {
+            char *renamed = silt_arena_printf(p->a, "_%s", c.names[i]);
+            char *qr = renamed ? silt_sql_ident(renamed) : NULL;
+            if (!qr)
+                rc = SILT_ENOMEM;
+            else if (find_col(&c, renamed) >= 0)
+                rc = silt_err(SILT_EINVAL, "input columns '%s' and '%s' clash after renaming", c.names[i], renamed);
+            else
+                rc = silt_buf_printf(&sel, ", %s AS %s", q, qr);
+            free(qr);
+        } else {
+            rc = silt_buf_printf(&sel, ", %s", q);
+        }
+        free(q);
+    }
+    if (!rc)
+        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP TABLE __silt_in AS SELECT %s FROM __silt_pre", sel.data);
+    free(qet);
+    silt_buf_free(&sel);
+    return rc;
+}
+
+static int strvec_to_array(pipeline *p, const odf_strvec *v, const char *const **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v->present || v->n == 0)
+        return 0;
+    const char **arr = silt_arena_alloc(p->a, v->n * sizeof *arr);
+    if (!arr)
+        return SILT_ENOMEM;
+    for (size_t i = 0; i < v->n; i++)
+        arr[i] = v->items[i];
+    *out = arr;
+    *n = v->n;
+    return 0;
+}
+
+static int merge_spec(pipeline *p, const odf_union *m, silt_merge_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->event_time_column = p->v.event_time;
+    spec->op_column = p->v.op;
+    spec->strategy = m->type;
+    switch (m->type) {
+    case ODF_MergeStrategy_Append:
+        return 0;
+    case ODF_MergeStrategy_Ledger:
+        return strvec_to_array(p, &((odf_MergeStrategyLedger *)m->value)->primary_key, &spec->primary_key,
+                               &spec->npk);
+    case ODF_MergeStrategy_Snapshot: {
+        odf_MergeStrategySnapshot *s = m->value;
+        int rc = strvec_to_array(p, &s->primary_key, &spec->primary_key, &spec->npk);
+        return rc ? rc : strvec_to_array(p, &s->compare_columns, &spec->compare_columns, &spec->ncompare);
+    }
+    case ODF_MergeStrategy_ChangelogStream:
+        return strvec_to_array(p, &((odf_MergeStrategyChangelogStream *)m->value)->primary_key,
+                               &spec->primary_key, &spec->npk);
+    case ODF_MergeStrategy_UpsertStream:
+        return strvec_to_array(p, &((odf_MergeStrategyUpsertStream *)m->value)->primary_key, &spec->primary_key,
+                               &spec->npk);
+    default:
+        return silt_err(SILT_EINVAL, "unknown merge strategy");
+    }
+}
+
+static char *object_tmp(pipeline *p, const char *kind)
+{
+    char *path = silt_arena_printf(p->a, "%s/%s/.tmp-%ld-%08x.parquet", p->ds->dir, kind, (long)getpid(),
+                                   (unsigned)rand());
+    return path;
+}
+
+/* Current schema of the dataset (NULL when none). */
+static int current_schema(pipeline *p, odf_DataSchema **out)
+{
+    odf_SetDataSchema *s = NULL;
+    int rc = load_event(p, &p->ds->st.schema, ODF_MetadataEvent_SetDataSchema, (void **)&s);
+    *out = s ? s->schema : NULL;
+    return rc;
+}
+
+/* ---- the pipeline ------------------------------------------------------------ */
+
+static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out)
+{
+    silt_dataset *ds = p->ds;
+    int rc = silt_ds_sync(ds);
+    if (rc)
+        return rc;
+    rc = load_vocab(p);
+    if (rc)
+        return rc;
+    /* one system time for the records and the block; never before the last block */
+    silt_time now = silt_time_now();
+    if (!ds->st.empty && silt_time_cmp(now, (silt_time){ds->st.last_system_time.sec,
+                                                        ds->st.last_system_time.nsec}) < 0)
+        now = (silt_time){ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
+    if (now.nsec % 1000000) { /* records hold milliseconds: round up, never below the last block */
+        now.nsec = (now.nsec / 1000000 + 1) * 1000000;
+        if (now.nsec >= 1000000000) {
+            now.sec++;
+            now.nsec = 0;
+        }
+    }
+    silt_time fallback = req->has_event_time ? req->event_time : now;
+    char fb_text[48];
+    silt_time_format((silt_time){fallback.sec, fallback.nsec / 1000000 * 1000000}, fb_text);
+    char *fallback_sql = silt_arena_printf(p->a, "CAST(TIMESTAMPTZ '%s' AS TIMESTAMP)", fb_text);
+    if (!fallback_sql)
+        return SILT_ENOMEM;
+
+    /* read */
+    rc = silt_read_files(p->e, req->read, req->files, req->display, req->nfiles, "__silt_read");
+    if (rc)
+        return rc;
+    /* preprocess */
+    rc = preprocess(p, req->preprocess);
+    if (rc)
+        return rc;
+    /* event time + system column clashes */
+    bool keep_op = req->merge->type == ODF_MergeStrategy_ChangelogStream ||
+                   req->merge->type == ODF_MergeStrategy_UpsertStream;
+    rc = event_time_stage(p, req, keep_op, fallback_sql);
+    if (rc)
+        return rc;
+    /* previous merge state */
+    const char *prev = NULL;
+    if (ds->st.has_checkpoint && req->merge->type != ODF_MergeStrategy_Append) {
+        char *path = silt_store_object_path(ds->store, "checkpoints", ds->st.checkpoint);
+        char *qp = path ? silt_sql_str(path) : NULL;
+        free(path);
+        if (!qp)
+            return SILT_ENOMEM;
+        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP TABLE __silt_prev AS SELECT * FROM read_parquet(%s)", qp);
+        free(qp);
+        if (rc)
+            return silt_err_context(rc, "cannot load the merge state (checkpoint)");
+        prev = "__silt_prev";
+    }
+    /* merge */
+    silt_merge_spec spec;
+    rc = merge_spec(p, req->merge, &spec);
+    if (rc)
+        return rc;
+    uint64_t nrows = 0;
+    bool has_state = req->merge->type != ODF_MergeStrategy_Append;
+    rc = silt_merge(p->e, &spec, "__silt_in", prev, "__silt_out", has_state ? "__silt_state" : NULL, &nrows);
+    if (rc)
+        return rc;
+
+    bool state_moved = req->source_state && !source_state_unchanged(&ds->st, req->source_state);
+    if (nrows == 0 && !state_moved) {
+        out->up_to_date = true;
+        return 0;
+    }
+
+    odf_union events[2];
+    size_t nevents = 0;
+    odf_AddData *ad = silt_arena_alloc(p->a, sizeof *ad);
+    if (!ad)
+        return SILT_ENOMEM;
+    if (ds->st.has_last_offset) {
+        ad->has_prev_offset = true;
+        ad->prev_offset = ds->st.last_offset;
+    }
+    if (ds->st.has_checkpoint)
+        ad->prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+    if (ds->st.has_watermark) {
+        ad->has_new_watermark = true;
+        ad->new_watermark = ds->st.watermark;
+    }
+    if (req->source_state)
+        ad->new_source_state = (odf_SourceState *)req->source_state;
+
+    if (nrows > 0) {
+        /* slice */
+        uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
+        p->slice_tmp = object_tmp(p, "data");
+        if (!p->slice_tmp)
+            return SILT_ENOMEM;
+        silt_slice_spec ss = {"__silt_out", p->v.offset, p->v.op, p->v.system_time, p->v.event_time, first, now,
+                              p->slice_tmp};
+        silt_slice_info si;
+        rc = silt_write_slice(p->e, &ss, &si);
+        if (rc)
+            return rc;
+        if (si.num_rows != nrows)
+            return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
+                            (unsigned long long)nrows);
+        /* schema: the slice as it will be read back */
+        odf_DataSchema *schema = NULL, *cur = NULL;
+        const char *required[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time, NULL};
+        rc = silt_schema_from_table(p->e, p->a, SILT_SLICE_VIEW, required, &schema);
+        if (!rc)
+            rc = current_schema(p, &cur);
+        if (rc)
+            return rc;
+        if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
+            odf_SetDataSchema *sds = silt_arena_alloc(p->a, sizeof *sds);
+            if (!sds)
+                return SILT_ENOMEM;
+            sds->schema = schema;
+            events[nevents++] = (odf_union){ODF_MetadataEvent_SetDataSchema, sds};
+            out->schema_changed = true;
+        }
+        /* move the slice into place */
+        rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, p->slice_tmp);
+        if (rc)
+            return rc;
+        odf_DataSlice *nd = silt_arena_alloc(p->a, sizeof *nd);
+        odf_OffsetInterval *oi = silt_arena_alloc(p->a, sizeof *oi);
+        uint8_t *lh = silt_arena_memdup(p->a, si.logical_hash, sizeof si.logical_hash);
+        uint8_t *ph = silt_arena_memdup(p->a, si.physical_hash, sizeof si.physical_hash);
+        if (!nd || !oi || !lh || !ph)
+            return SILT_ENOMEM;
+        oi->start = first;
+        oi->end = first + nrows - 1;
+        nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
+        nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
+        nd->offset_interval = oi;
+        nd->size = si.size;
+        ad->new_data = nd;
+        ad->has_prev_offset = ds->st.has_last_offset;
+        if (si.has_max_event_time) {
+            odf_time m = {si.max_event_time.sec, si.max_event_time.nsec};
+            if (!ad->has_new_watermark || m.sec > ad->new_watermark.sec ||
+                (m.sec == ad->new_watermark.sec && m.nsec > ad->new_watermark.nsec))
+                ad->new_watermark = m;
+            ad->has_new_watermark = true;
+        }
+        out->num_records = nrows;
+        out->first_offset = first;
+        out->last_offset = first + nrows - 1;
+
+        /* merge state checkpoint */
+        if (has_state) {
+            p->checkpoint_tmp = object_tmp(p, "checkpoints");
+            char *qc = p->checkpoint_tmp ? silt_sql_str(p->checkpoint_tmp) : NULL;
+            if (!qc)
+                return SILT_ENOMEM;
+            rc = silt_engine_execf(p->e, "COPY __silt_state TO %s (FORMAT parquet, compression snappy)", qc);
+            free(qc);
+            uint8_t digest[32];
+            uint64_t csize = 0;
+            if (!rc)
+                rc = silt_sha3_file(p->checkpoint_tmp, digest, &csize);
+            if (rc)
+                return rc;
+            uint8_t *ch = silt_arena_alloc(p->a, SILT_MH_LEN);
+            odf_Checkpoint *cp = silt_arena_alloc(p->a, sizeof *cp);
+            if (!ch || !cp)
+                return SILT_ENOMEM;
+            silt_multihash_wrap_sha3(digest, ch);
+            rc = silt_store_adopt_file(ds->store, "checkpoints", ch, p->checkpoint_tmp);
+            if (rc)
+                return rc;
+            cp->physical_hash = (odf_bytes){ch, SILT_MH_LEN};
+            cp->size = csize;
+            ad->new_checkpoint = cp;
+        }
+    } else if (ds->st.has_checkpoint) {
+        /* source state only: carry the checkpoint over */
+        odf_Checkpoint *cp = silt_arena_alloc(p->a, sizeof *cp);
+        if (!cp)
+            return SILT_ENOMEM;
+        cp->physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+        cp->size = ds->st.checkpoint_size;
+        ad->new_checkpoint = cp;
+    }
+    events[nevents++] = (odf_union){ODF_MetadataEvent_AddData, ad};
+    rc = silt_ds_append_events_at(ds, events, nevents, NULL, &now);
+    if (rc)
+        return rc;
+    snprintf(out->head, sizeof out->head, "%s", ds->head);
+    if (ds->st.has_watermark) {
+        out->has_watermark = true;
+        silt_time_format((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec}, out->watermark);
+    }
+    return 0;
+}
+
+int silt_ingest_run(silt_dataset *ds, const silt_ingest_request *req, silt_ingest_result *out)
+{
+    memset(out, 0, sizeof *out);
+    pipeline p = {.ds = ds};
+    p.a = silt_arena_new();
+    if (!p.a)
+        return SILT_ENOMEM;
+    char *spill = silt_path_join(ds->ws->root, "tmp", "spill", NULL);
+    int rc = spill ? silt_fs_mkdirs(spill) : SILT_ENOMEM;
+    if (!rc) {
+        silt_engine_opts eo = {.spill_dir = spill};
+        rc = silt_engine_open(&p.e, &eo);
+    }
+    if (!rc)
+        rc = run(&p, req, out);
+    if (p.slice_tmp)
+        unlink(p.slice_tmp);
+    if (p.checkpoint_tmp)
+        unlink(p.checkpoint_tmp);
+    silt_engine_free(p.e);
+    silt_arena_free(p.a);
+    free(spill);
+    if (rc < 0)
+        return silt_err_context(rc, "ingest into '%s'", ds->name);
+    return 0;
+}

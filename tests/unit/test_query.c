@@ -1,0 +1,523 @@
+/* test_query.c — datasets as SQL views (silt_sql), the current-state view,
+ * output formats, tail, schema and as-of. Slices are made here with the
+ * engine (COPY … TO parquet) and committed with SetDataSchema/AddData
+ * events, independent of the ingestion pipeline. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dataset/data_views.h"
+#include "dataset/dataset_internal.h"
+#include "engine/engine.h"
+#include "engine/query.h"
+#include "engine/schema.h"
+#include "silt.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+
+static char *g_dir;
+static silt_workspace *g_ws;
+static silt_engine *g_e;
+static char g_blocks[8][SILT_MH_TEXT_LEN + 1]; /* AddData block hashes of "pop" */
+
+/* Commits the rows of `select` (columns offset, op, system_time,
+ * event_time, data…) as the next slice of ds, with a SetDataSchema first
+ * when `new_schema`. Block hash text of the AddData into hash_out. */
+static int add_slice(silt_dataset *ds, const char *select, uint64_t first, uint64_t last,
+                     bool new_schema, char *hash_out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/slice.parquet", g_dir);
+    if (silt_engine_execf(g_e, "COPY (%s) TO '%s' (FORMAT parquet)", select, path) < 0)
+        return -1;
+    size_t len;
+    char *bytes = tu_read_file(path, &len);
+    if (!bytes)
+        return -1;
+    uint8_t mh[SILT_MH_LEN];
+    silt_multihash_sha3(bytes, len, mh);
+    free(bytes);
+    silt_arena *a = silt_arena_new();
+    odf_union ev[2];
+    size_t n = 0;
+    if (new_schema) {
+        odf_DataSchema *schema = NULL;
+        if (silt_engine_execf(g_e, "CREATE OR REPLACE TABLE __t AS SELECT * FROM read_parquet('%s')",
+                              path) < 0 ||
+            silt_schema_from_table(g_e, a, "__t", NULL, &schema) < 0)
+            return -1;
+        odf_SetDataSchema *sds = silt_arena_alloc(a, sizeof *sds);
+        memset(sds, 0, sizeof *sds);
+        sds->schema = schema;
+        ev[n++] = (odf_union){ODF_MetadataEvent_SetDataSchema, sds};
+    }
+    if (silt_store_adopt_file(ds->store, "data", mh, path) < 0)
+        return -1;
+    odf_OffsetInterval *iv = silt_arena_alloc(a, sizeof *iv);
+    odf_DataSlice *sl = silt_arena_alloc(a, sizeof *sl);
+    odf_AddData *ad = silt_arena_alloc(a, sizeof *ad);
+    memset(sl, 0, sizeof *sl);
+    memset(ad, 0, sizeof *ad);
+    iv->start = first;
+    iv->end = last;
+    sl->logical_hash = (odf_bytes){mh, SILT_MH_LEN};
+    sl->physical_hash = (odf_bytes){mh, SILT_MH_LEN};
+    sl->offset_interval = iv;
+    sl->size = len;
+    ad->new_data = sl;
+    if (first > 0) {
+        ad->has_prev_offset = true;
+        ad->prev_offset = first - 1;
+    }
+    ev[n++] = (odf_union){ODF_MetadataEvent_AddData, ad};
+    uint8_t hashes[2][SILT_MH_LEN];
+    int rc = silt_ds_append_events_n(ds, ev, n, hashes);
+    if (rc == 0 && hash_out)
+        silt_multihash_to_text(hashes[n - 1], SILT_MH_LEN, hash_out);
+    silt_arena_free(a);
+    return rc;
+}
+
+#define ST "TIMESTAMPTZ '2024-01-01 00:00:00+00'"
+#define ST2 "TIMESTAMPTZ '2024-02-01 00:00:00.250+00'"
+
+static int setup(void **state)
+{
+    (void)state;
+    unsetenv("SILT_WORKSPACE");
+    g_dir = tu_mkdtemp();
+    if (!g_dir || silt_workspace_init(g_dir) != 0 || silt_workspace_open(&g_ws, g_dir) != 0)
+        return -1;
+    if (silt_engine_open(&g_e, NULL) != 0)
+        return -1;
+    silt_dataset *ds = NULL;
+    if (silt_dataset_create(&ds, g_ws, "pop", SILT_ROOT) != 0)
+        return -1;
+    /* Snapshot-style history: initial state, a correction, a retraction and
+     * an append, then a new column with another append and a retraction. */
+    const char *s1 =
+        "SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(op AS UTINYINT) AS op, " ST " AS system_time, "
+        "CAST(et AS TIMESTAMPTZ) AS event_time, city, CAST(population AS BIGINT) AS population "
+        "FROM (VALUES (0, 0, '2020-01-01 00:00:00+00', 'A', 100), (1, 0, '2020-01-01 00:00:00+00', 'B', 200), "
+        "(2, 0, '2020-01-01 00:00:00+00', 'C', 300)) v(o, op, et, city, population)";
+    const char *s2 =
+        "SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(op AS UTINYINT) AS op, " ST2 " AS system_time, "
+        "CAST(et AS TIMESTAMPTZ) AS event_time, city, CAST(population AS BIGINT) AS population "
+        "FROM (VALUES (3, 2, '2020-01-01 00:00:00+00', 'A', 100), (4, 3, '2020-01-01 00:00:00+00', 'A', 110), "
+        "(5, 1, '2020-01-01 00:00:00+00', 'B', 200), (6, 0, '2020-01-02 00:00:00.5+00', 'D', 400)) "
+        "v(o, op, et, city, population)";
+    const char *s3 =
+        "SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(op AS UTINYINT) AS op, " ST2 " AS system_time, "
+        "CAST(et AS TIMESTAMPTZ) AS event_time, city, CAST(population AS BIGINT) AS population, note "
+        "FROM (VALUES (7, 0, '2020-01-03 00:00:00+00', 'E', 500, 'new, \"quoted\"'), "
+        "(8, 1, '2020-01-01 00:00:00+00', 'C', 300, NULL)) v(o, op, et, city, population, note)";
+    int rc = add_slice(ds, s1, 0, 2, true, g_blocks[0]);
+    if (rc == 0)
+        rc = add_slice(ds, s2, 3, 6, false, g_blocks[1]);
+    if (rc == 0)
+        rc = add_slice(ds, s3, 7, 8, true, g_blocks[2]);
+    silt_dataset_free(ds);
+    if (rc) {
+        fprintf(stderr, "setup: %s\n", silt_error_last());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    silt_engine_free(g_e);
+    silt_workspace_free(g_ws);
+    tu_rmrf(g_dir);
+    free(g_dir);
+    return 0;
+}
+
+/* Runs silt_sql into a string (malloc'd); *rc_out gets the result code. */
+static char *sql_out(const char *q, const char *fmt, int *rc_out, uint64_t *rows)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    silt_sql_opts o = {.format = fmt, .out = f, .rows_out = rows};
+    *rc_out = silt_sql(g_ws, q, &o);
+    fclose(f);
+    return text;
+}
+
+static void expect_sql(const char *q, const char *fmt, const char *expected)
+{
+    int rc;
+    char *t = sql_out(q, fmt, &rc, NULL);
+    if (rc != 0)
+        fprintf(stderr, "error: %s\n", silt_error_last());
+    assert_int_equal(rc, 0);
+    assert_string_equal(t, expected);
+    free(t);
+}
+
+static void expect_sql_error(const char *q, const char *fmt, int code, const char *msg)
+{
+    int rc;
+    char *t = sql_out(q, fmt, &rc, NULL);
+    assert_int_equal(rc, code);
+    assert_string_equal(silt_error_last(), msg);
+    free(t);
+}
+
+static void test_view_csv(void **state)
+{
+    (void)state;
+    uint64_t rows = 0;
+    int rc;
+    char *t = sql_out("SELECT * FROM pop", "csv", &rc, &rows);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rows, 9);
+    assert_string_equal(t,
+                        "offset,op,system_time,event_time,city,population,note\n"
+                        "0,0,2024-01-01T00:00:00Z,2020-01-01T00:00:00Z,A,100,\n"
+                        "1,0,2024-01-01T00:00:00Z,2020-01-01T00:00:00Z,B,200,\n"
+                        "2,0,2024-01-01T00:00:00Z,2020-01-01T00:00:00Z,C,300,\n"
+                        "3,2,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,A,100,\n"
+                        "4,3,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,A,110,\n"
+                        "5,1,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,B,200,\n"
+                        "6,0,2024-02-01T00:00:00.250Z,2020-01-02T00:00:00.500Z,D,400,\n"
+                        "7,0,2024-02-01T00:00:00.250Z,2020-01-03T00:00:00Z,E,500,\"new, \"\"quoted\"\"\"\n"
+                        "8,1,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,C,300,\n");
+    free(t);
+    /* column types of the view: system columns typed as DESIGN §6 */
+    expect_sql("SELECT column_name, column_type FROM (DESCRIBE pop)", "csv",
+               "column_name,column_type\n"
+               "offset,UBIGINT\n"
+               "op,UTINYINT\n"
+               "system_time,TIMESTAMP WITH TIME ZONE\n"
+               "event_time,TIMESTAMP WITH TIME ZONE\n"
+               "city,VARCHAR\n"
+               "population,BIGINT\n"
+               "note,VARCHAR\n");
+    /* quoted name, trailing semicolon and comment, aggregates */
+    expect_sql("SELECT op, count(*) AS n FROM \"pop\" GROUP BY op ORDER BY op; -- done", "csv",
+               "op,n\n0,5\n1,2\n2,1\n3,1\n");
+}
+
+static void test_current_state(void **state)
+{
+    (void)state;
+    const char *expected =
+        "offset,op,system_time,event_time,city,population,note\n"
+        "4,3,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,A,110,\n"
+        "6,0,2024-02-01T00:00:00.250Z,2020-01-02T00:00:00.500Z,D,400,\n"
+        "7,0,2024-02-01T00:00:00.250Z,2020-01-03T00:00:00Z,E,500,\"new, \"\"quoted\"\"\"\n";
+    expect_sql("SELECT * FROM \"pop:current\"", "csv", expected);
+    expect_sql("SELECT * FROM current_state('pop')", "csv", expected);
+    expect_sql("SELECT city, population FROM \"pop:current\" WHERE population > 200", "csv",
+               "city,population\nD,400\nE,500\n");
+}
+
+static void test_current_state_duplicates(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "dups", SILT_ROOT), 0);
+    /* x added three times, retracted once; y added and retracted; NULLs
+     * compare equal; z corrected twice */
+    const char *s =
+        "SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(op AS UTINYINT) AS op, " ST " AS system_time, "
+        "CAST('2020-01-01 00:00:00+00' AS TIMESTAMPTZ) AS event_time, k, CAST(v AS INTEGER) AS v "
+        "FROM (VALUES (0, 0, 'x', NULL), (1, 0, 'x', NULL), (2, 0, 'y', 1), (3, 1, 'x', NULL), "
+        "(4, 0, 'x', NULL), (5, 1, 'y', 1), (6, 0, 'z', 1), (7, 2, 'z', 1), (8, 3, 'z', 2), "
+        "(9, 2, 'z', 2), (10, 3, 'z', 3)) t(o, op, k, v)";
+    assert_int_equal(add_slice(ds, s, 0, 10, true, NULL), 0);
+    silt_dataset_free(ds);
+    expect_sql("SELECT \"offset\", op, k, v FROM \"dups:current\"", "csv",
+               "offset,op,k,v\n1,0,x,\n4,0,x,\n10,3,z,3\n");
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    const char *q = "SELECT \"offset\", city, note, system_time, [1, 2] AS l, {'a': 1.5} AS s, "
+                    "'nan'::DOUBLE AS d, \"offset\" > 7 AS b FROM pop WHERE \"offset\" >= 7";
+    expect_sql(q, "json",
+               "[\n"
+               "{\"offset\":7,\"city\":\"E\",\"note\":\"new, \\\"quoted\\\"\",\"system_time\":"
+               "\"2024-02-01T00:00:00.250Z\",\"l\":[1,2],\"s\":{\"a\":1.5},\"d\":null,\"b\":false},\n"
+               "{\"offset\":8,\"city\":\"C\",\"note\":null,\"system_time\":"
+               "\"2024-02-01T00:00:00.250Z\",\"l\":[1,2],\"s\":{\"a\":1.5},\"d\":null,\"b\":true}\n"
+               "]\n");
+    expect_sql(q, "ndjson",
+               "{\"offset\":7,\"city\":\"E\",\"note\":\"new, \\\"quoted\\\"\",\"system_time\":"
+               "\"2024-02-01T00:00:00.250Z\",\"l\":[1,2],\"s\":{\"a\":1.5},\"d\":null,\"b\":false}\n"
+               "{\"offset\":8,\"city\":\"C\",\"note\":null,\"system_time\":"
+               "\"2024-02-01T00:00:00.250Z\",\"l\":[1,2],\"s\":{\"a\":1.5},\"d\":null,\"b\":true}\n");
+    expect_sql("SELECT * FROM pop WHERE false", "json", "[]\n");
+    expect_sql("SELECT * FROM pop WHERE false", "ndjson", "");
+    expect_sql("SELECT \"offset\", city, note FROM pop WHERE \"offset\" IN (6, 7)", NULL,
+               "offset | city | note\n"
+               "-------+------+--------------\n"
+               "     6 | D    | NULL\n"
+               "     7 | E    | new, \"quoted\"\n");
+    /* timestamps of every unit, dates */
+    expect_sql("SELECT TIMESTAMP_NS '2020-01-01 00:00:00.123456789' AS a, "
+               "TIMESTAMP '2020-01-01 00:00:00.123456' AS b, TIMESTAMP_S '2020-01-01 00:00:01' AS c, "
+               "DATE '2020-02-03' AS d, NULL::TIMESTAMPTZ AS e",
+               "csv",
+               "a,b,c,d,e\n2020-01-01T00:00:00.123456789Z,2020-01-01T00:00:00.123456Z,"
+               "2020-01-01T00:00:01Z,2020-02-03,\n");
+    /* duplicate column names survive the conversion wrapper */
+    expect_sql("SELECT 1 AS a, 2 AS a, '' AS e", "csv", "a,a,e\n1,2,\"\"\n");
+}
+
+static void test_parquet_output(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out.parquet", g_dir);
+    uint64_t rows = 0;
+    silt_sql_opts o = {.format = "parquet", .output = path, .rows_out = &rows};
+    assert_int_equal(silt_sql(g_ws, "SELECT city, population FROM \"pop:current\"", &o), 0);
+    assert_int_equal(rows, 3);
+    char q[4200];
+    snprintf(q, sizeof q, "SELECT * FROM read_parquet('%s')", path);
+    expect_sql(q, "csv", "city,population\nA,110\nD,400\nE,500\n");
+    /* text output to a file */
+    snprintf(path, sizeof path, "%s/out.csv", g_dir);
+    silt_sql_opts o2 = {.format = "csv", .output = path};
+    assert_int_equal(silt_sql(g_ws, "SELECT 42 AS x", &o2), 0);
+    char *t = tu_read_file(path, NULL);
+    assert_string_equal(t, "x\n42\n");
+    free(t);
+    /* parquet without an output file */
+    silt_sql_opts o3 = {.format = "parquet"};
+    assert_int_equal(silt_sql(g_ws, "SELECT 1", &o3), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "sql: format parquet needs an output file");
+    /* a failing query leaves no file behind */
+    snprintf(path, sizeof path, "%s/bad.parquet", g_dir);
+    silt_sql_opts o4 = {.format = "parquet", .output = path};
+    assert_int_equal(silt_sql(g_ws, "SELECT * FROM nosuchtable", &o4), SILT_EINVAL);
+    assert_false(silt_fs_exists(path));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_sql_error("SELECT * FROM nosuch", "csv", SILT_EINVAL,
+                     "sql: Catalog Error: Table with name nosuch does not exist!");
+    expect_sql_error("SELECT 1; SELECT 2", "csv", SILT_EINVAL, "sql: expected one statement, got 2");
+    expect_sql_error("SELEC 1", "csv", SILT_EINVAL, "sql: Parser Error: syntax error at or near \"SELEC\"");
+    expect_sql_error("SELECT 1", "xml", SILT_EINVAL,
+                     "unknown output format 'xml' (use table, csv, json, ndjson or parquet)");
+    /* a dataset without schema and data */
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "void", SILT_ROOT), 0);
+    silt_dataset_free(ds);
+    expect_sql_error("SELECT * FROM void", "csv", SILT_ENOTFOUND, "dataset 'void' has no data");
+    /* a name that is not used as a table does not need a view */
+    expect_sql("SELECT 'void' AS void, city FROM pop WHERE \"offset\" = 0", "csv", "void,city\nvoid,A\n");
+    /* an unknown branch */
+    expect_sql_error("SELECT * FROM \"pop@nope\"", "csv", SILT_ENOTFOUND,
+                     "dataset 'pop' has no branch 'nope'");
+    /* nothing is left in .silt/tmp */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.silt/tmp", g_dir);
+    expect_sql("SELECT 1 AS one", "csv", "one\n1\n");
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' 2>/dev/null)\"", tmp);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_as_of(void **state)
+{
+    (void)state;
+    char item[128];
+    snprintf(item, sizeof item, "pop=%s", g_blocks[0]);
+    const char *items[] = {item};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    silt_sql_opts o = {.format = "csv", .out = f, .as_of = items, .n_as_of = 1};
+    int rc = silt_sql(g_ws, "SELECT \"offset\", city FROM pop", &o);
+    fclose(f);
+    assert_int_equal(rc, 0);
+    assert_string_equal(text, "offset,city\n0,A\n1,B\n2,C\n");
+    free(text);
+    /* bare block: looked up in the referenced datasets; current state too */
+    items[0] = g_blocks[1];
+    text = NULL;
+    f = open_memstream(&text, &len);
+    o.out = f;
+    rc = silt_sql(g_ws, "SELECT city, population FROM \"pop:current\"", &o);
+    fclose(f);
+    assert_int_equal(rc, 0);
+    assert_string_equal(text, "city,population\nC,300\nA,110\nD,400\n");
+    free(text);
+    /* a block of no referenced dataset */
+    text = NULL;
+    f = open_memstream(&text, &len);
+    o.out = f;
+    rc = silt_sql(g_ws, "SELECT 1", &o);
+    fclose(f);
+    free(text);
+    o.out = NULL;
+    assert_int_equal(rc, SILT_ENOTFOUND);
+    char msg[256];
+    snprintf(msg, sizeof msg, "as-of: block %s is not in any dataset of the query", g_blocks[1]);
+    assert_string_equal(silt_error_last(), msg);
+    items[0] = "pop=nothash";
+    rc = silt_sql(g_ws, "SELECT 1 FROM pop", &o);
+    assert_int_equal(rc, SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "as-of: 'nothash' is not a block hash (multihash f1620…)");
+}
+
+static void test_branch_and_dotted_name(void **state)
+{
+    (void)state;
+    /* branch "dev" at the first AddData */
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "pop"), 0);
+    assert_int_equal(silt_store_ref_cas(ds->store, "branches/dev", NULL, g_blocks[0]), 0);
+    silt_dataset_free(ds);
+    expect_sql("SELECT count(*) AS n FROM \"pop@dev\" UNION ALL SELECT count(*) FROM pop", "csv",
+               "n\n3\n9\n");
+    expect_sql("SELECT city FROM \"pop@dev:current\" ORDER BY city DESC LIMIT 1", "csv", "city\nC\n");
+
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "ca.bank-x", SILT_ROOT), 0);
+    const char *s = "SELECT CAST(0 AS UBIGINT) AS \"offset\", CAST(0 AS UTINYINT) AS op, " ST
+                    " AS system_time, DATE '2021-05-06' AS event_time, 1.25::DECIMAL(5,2) AS rate";
+    assert_int_equal(add_slice(ds, s, 0, 0, true, NULL), 0);
+    silt_dataset_free(ds);
+    expect_sql("SELECT event_time, rate FROM \"ca.bank-x\"", "json",
+               "[\n{\"event_time\":\"2021-05-06\",\"rate\":1.25}\n]\n");
+}
+
+static void test_tail(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "pop"), 0);
+    char *text = NULL;
+    size_t len = 0;
+    uint64_t rows = 0;
+    FILE *f = open_memstream(&text, &len);
+    silt_sql_opts o = {.format = "csv", .out = f, .rows_out = &rows};
+    assert_int_equal(silt_dataset_tail(ds, 3, &o), 0);
+    fclose(f);
+    assert_int_equal(rows, 3);
+    assert_string_equal(text,
+                        "offset,op,system_time,event_time,city,population,note\n"
+                        "6,0,2024-02-01T00:00:00.250Z,2020-01-02T00:00:00.500Z,D,400,\n"
+                        "7,0,2024-02-01T00:00:00.250Z,2020-01-03T00:00:00Z,E,500,\"new, \"\"quoted\"\"\"\n"
+                        "8,1,2024-02-01T00:00:00.250Z,2020-01-01T00:00:00Z,C,300,\n");
+    free(text);
+    /* more than there are: everything */
+    text = NULL;
+    f = open_memstream(&text, &len);
+    o.out = f;
+    assert_int_equal(silt_dataset_tail(ds, 100, &o), 0);
+    fclose(f);
+    assert_int_equal(rows, 9);
+    free(text);
+    /* the slices needed for the newest 2 records: only the last one */
+    silt_slice_list sl;
+    assert_int_equal(silt_ds_slices(ds, NULL, 2, &sl), 0);
+    assert_int_equal(sl.n, 1);
+    assert_int_equal(sl.first_offset, 7);
+    assert_int_equal(sl.last_offset, 8);
+    silt_slice_list_free(&sl);
+    assert_int_equal(silt_ds_slices(ds, NULL, 0, &sl), 0);
+    assert_int_equal(sl.n, 3);
+    assert_int_equal(sl.first_offset, 0);
+    silt_slice_list_free(&sl);
+    silt_dataset_free(ds);
+
+    /* schema but no data: an empty result with the columns */
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "empty", SILT_ROOT), 0);
+    silt_arena *a = silt_arena_new();
+    odf_DataSchema *schema = NULL;
+    assert_int_equal(silt_engine_exec(g_e, "CREATE OR REPLACE TABLE __e (\"offset\" UBIGINT, op UTINYINT, "
+                                           "system_time TIMESTAMP_MS, event_time TIMESTAMP_MS, v VARCHAR)"),
+                     0);
+    assert_int_equal(silt_schema_from_table(g_e, a, "__e", NULL, &schema), 0);
+    odf_SetDataSchema sds = {.schema = schema};
+    odf_union ev = {ODF_MetadataEvent_SetDataSchema, &sds};
+    assert_int_equal(silt_ds_append_event(ds, &ev, NULL), 0);
+    silt_arena_free(a);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    o.out = f;
+    assert_int_equal(silt_dataset_tail(ds, 10, &o), 0);
+    fclose(f);
+    assert_string_equal(text, "offset,op,system_time,event_time,v\n");
+    assert_int_equal(rows, 0);
+    free(text);
+    silt_dataset_free(ds);
+    expect_sql("SELECT count(*) AS n FROM empty", "csv", "n\n0\n");
+}
+
+static void test_schema_get(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "pop"), 0);
+    char *t = NULL;
+    assert_int_equal(silt_dataset_schema_get(&t, ds, SILT_SCHEMA_TEXT), 0);
+    assert_string_equal(t, "offset: Option<UInt64>\n"
+                           "op: Option<UInt8>\n"
+                           "system_time: Option<Timestamp(Microsecond, UTC)>\n"
+                           "event_time: Option<Timestamp(Microsecond, UTC)>\n"
+                           "city: Option<String>\n"
+                           "population: Option<Int64>\n"
+                           "note: Option<String>\n");
+    free(t);
+    assert_int_equal(silt_dataset_schema_get(&t, ds, SILT_SCHEMA_YAML), 0);
+    assert_true(strncmp(t, "fields:\n- name: offset\n  type:\n    kind: Option\n", 48) == 0);
+    free(t);
+    assert_int_equal(silt_dataset_schema_get(&t, ds, SILT_SCHEMA_JSON), 0);
+    assert_non_null(strstr(t, "\"name\": \"note\""));
+    assert_true(t[0] == '{' && t[strlen(t) - 1] == '\n');
+    free(t);
+    silt_dataset_free(ds);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "void"), 0);
+    assert_int_equal(silt_dataset_schema_get(&t, ds, SILT_SCHEMA_TEXT), SILT_ENOTFOUND);
+    assert_null(t);
+    assert_string_equal(silt_error_last(), "dataset 'void' has no schema");
+    silt_dataset_free(ds);
+}
+
+static void test_vocab(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "voc", SILT_ROOT), 0);
+    odf_SetVocab v = {.offset_column = "off", .operation_type_column = "kind"};
+    odf_union ev = {ODF_MetadataEvent_SetVocab, &v};
+    assert_int_equal(silt_ds_append_event(ds, &ev, NULL), 0);
+    const char *s = "SELECT CAST(o AS UBIGINT) AS off, CAST(k AS UTINYINT) AS kind, " ST
+                    " AS system_time, DATE '2021-05-06' AS event_time, x FROM (VALUES (0, 0, 'a'), "
+                    "(1, 1, 'a'), (2, 0, 'b')) t(o, k, x)";
+    assert_int_equal(add_slice(ds, s, 0, 2, true, NULL), 0);
+    silt_dataset_free(ds);
+    expect_sql("SELECT off, kind, x FROM \"voc:current\"", "csv", "off,kind,x\n2,0,b\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_view_csv),
+        cmocka_unit_test(test_current_state),
+        cmocka_unit_test(test_current_state_duplicates),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_parquet_output),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_as_of),
+        cmocka_unit_test(test_branch_and_dotted_name),
+        cmocka_unit_test(test_tail),
+        cmocka_unit_test(test_schema_get),
+        cmocka_unit_test(test_vocab),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,789 @@
+/* test_read.c — unit tests for src/engine/read.{h,c} and read_shp.c: every
+ * ReadStep format and option, schema coercion, and each error class with its
+ * exact message. Shapefiles are generated here with shapelib's writer API and
+ * zipped with libarchive, so no binary fixtures are committed. */
+#include "testutil.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <shapefil.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/read.h"
+#include "engine/schema.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+static silt_engine *E;
+static char *TMP;
+static silt_arena *A;
+
+static int setup(void **state)
+{
+    (void)state;
+    TMP = tu_mkdtemp();
+    A = silt_arena_new();
+    silt_engine_opts o = {.threads = 2};
+    return TMP && A && silt_engine_open(&E, &o) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    silt_engine_free(E);
+    silt_arena_free(A);
+    tu_rmrf(TMP);
+    free(TMP);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+/* Writes `n` bytes (strlen when n == 0) to TMP/name; returns a path that stays
+ * valid for the test run (arena). */
+static const char *W(const char *name, const char *data, size_t n)
+{
+    char *p = silt_arena_printf(A, "%s/%s", TMP, name);
+    assert_non_null(p);
+    assert_int_equal(tu_write_file(p, data, n ? n : strlen(data)), 0);
+    return p;
+}
+
+static const char *TP(const char *name) { return silt_arena_printf(A, "%s/%s", TMP, name); }
+
+static int dump_row(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
+{
+    silt_buf *b = ctx;
+    for (size_t i = 0; i < ncols; i++)
+        silt_buf_printf(b, "%s%s", i ? "|" : "", vals[i] ? vals[i] : "NULL");
+    silt_buf_putc(b, '\n');
+    return 0;
+}
+
+/* All rows of `t` in rowid order as "a|b\n…" (values cast to VARCHAR). */
+static char *dump(const char *t)
+{
+    silt_buf b = SILT_BUF_INIT, q = SILT_BUF_INIT;
+    silt_buf_printf(&q, "SELECT COLUMNS(*)::VARCHAR FROM \"%s\" ORDER BY rowid", t);
+    int rc = silt_engine_query_rows(E, q.data, dump_row, &b);
+    if (rc)
+        fprintf(stderr, "dump: %s\n", silt_error_last());
+    assert_int_equal(rc, 0);
+    silt_buf_free(&q);
+    char *s = silt_arena_strdup(A, b.data ? b.data : "");
+    silt_buf_free(&b);
+    return s;
+}
+
+/* "name TYPE, …" of table `t`. */
+static char *types(const char *t)
+{
+    char *s = NULL, q[256];
+    snprintf(q, sizeof q, "SELECT string_agg(name || ' ' || type, ', ' ORDER BY cid) FROM pragma_table_info('%s')", t);
+    assert_int_equal(silt_engine_query_text(E, &s, q), 0);
+    char *r = silt_arena_strdup(A, s ? s : "");
+    free(s);
+    return r;
+}
+
+static bool table_exists(const char *t)
+{
+    uint64_t n = 99;
+    char q[256];
+    snprintf(q, sizeof q, "SELECT count(*) FROM duckdb_tables() WHERE table_name = '%s'", t);
+    assert_int_equal(silt_engine_query_u64(E, &n, q), 0);
+    return n > 0;
+}
+
+static uint64_t count_tables(void)
+{
+    uint64_t n = 0;
+    assert_int_equal(silt_engine_query_u64(E, &n, "SELECT count(*) FROM duckdb_tables()"), 0);
+    return n;
+}
+
+static odf_union step(uint8_t type, void *v)
+{
+    odf_union u = {type, v};
+    return u;
+}
+
+static int read1(uint8_t type, void *v, const char *path, const char *table)
+{
+    odf_union u = step(type, v);
+    const char *files[] = {path};
+    int rc = silt_read_files(E, &u, files, NULL, 1, table);
+    if (rc)
+        fprintf(stderr, "read1: %s\n", silt_error_last());
+    return rc;
+}
+
+/* read1 that must fail with `code` and exactly `msg`; checks no table left. */
+static void read_fails(uint8_t type, void *v, const char *path, const char *display, int code, const char *msg)
+{
+    odf_union u = step(type, v);
+    const char *files[] = {path};
+    const char *names[] = {display};
+    uint64_t before = count_tables();
+    int rc = silt_read_files(E, &u, files, display ? names : NULL, 1, "bad");
+    if (rc != code || strcmp(silt_error_last(), msg))
+        fprintf(stderr, "got %d '%s'\nwant %d '%s'\n", rc, silt_error_last(), code, msg);
+    assert_int_equal(rc, code);
+    assert_string_equal(silt_error_last(), msg);
+    assert_false(table_exists("bad"));
+    assert_int_equal(count_tables(), before);
+}
+
+static odf_strvec ddl(size_t n, const char **items)
+{
+    odf_strvec v = {(char **)items, n, true};
+    return v;
+}
+
+/* -------------------------------------------------------------------- CSV */
+
+static void test_csv_defaults(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv c = {0};
+    /* no header: Spark names, everything VARCHAR, "" is NULL, ODF escape '\' */
+    const char *p = W("d.csv", "A,1000\n\"B, \\\"b\\\"\",\n\"multi\nline\",3\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+    assert_string_equal(types("t"), "_c0 VARCHAR, _c1 VARCHAR");
+    assert_string_equal(dump("t"), "A|1000\nB, \"b\"|NULL\nmulti\nline|3\n");
+}
+
+static void test_csv_header_infer(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv c = {.has_header = true, .header = true, .has_infer_schema = true, .infer_schema = true};
+    const char *p = W("i.csv",
+                      "i,d,b,day,ts,s,e,n\r\n"
+                      "1,1.5,true,2020-01-02,2020-01-02 03:04:05,x,,007\r\n"
+                      "-2,2,FALSE,2020-01-03,2020-01-02T03:04:05+02:00,y,,1e3\r\n",
+                      0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+    assert_string_equal(types("t"), "i BIGINT, d DOUBLE, b BOOLEAN, day DATE, ts TIMESTAMP, s VARCHAR, e VARCHAR, "
+                                    "n DOUBLE");
+    assert_string_equal(dump("t"), "1|1.5|true|2020-01-02|2020-01-02 03:04:05|x|NULL|7.0\n"
+                                   "-2|2.0|false|2020-01-03|2020-01-02 01:04:05|y|NULL|1000.0\n");
+
+    /* header without inference: VARCHAR; empty and duplicate names */
+    odf_ReadStepCsv h = {.has_header = true, .header = true};
+    p = W("h.csv", "a,,A,b\n1,2,3,4\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h, p, "t"), 0);
+    assert_string_equal(types("t"), "a VARCHAR, _c1 VARCHAR, A2 VARCHAR, b VARCHAR");
+    assert_string_equal(dump("t"), "1|2|3|4\n");
+
+    /* header only: zero rows */
+    p = W("ho.csv", "x,y\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h, p, "t"), 0);
+    assert_string_equal(types("t"), "x VARCHAR, y VARCHAR");
+    assert_string_equal(dump("t"), "");
+}
+
+static void test_csv_dialect(void **state)
+{
+    (void)state;
+    /* separator, custom quote and escape, nullValue */
+    odf_ReadStepCsv c = {.separator = ";", .quote = "'", .escape = "#", .null_value = "NA"};
+    const char *p = W("s.csv", "'a;b';'it#'s'\nNA;''\n\"x\";y\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+    assert_string_equal(dump("t"), "a;b|it's\nNULL|\n\"x\"|y\n"); /* '' is an empty string */
+
+    /* quote "" turns quoting off; tab separator */
+    odf_ReadStepCsv nq = {.separator = "\t", .quote = ""};
+    p = W("nq.tsv", "\"a\t\"b\"\n1\t\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &nq, p, "t"), 0);
+    assert_string_equal(dump("t"), "\"a|\"b\"\n1|NULL\n");
+
+    /* RFC 4180 doubling with escape = quote */
+    odf_ReadStepCsv rfc = {.escape = "\""};
+    p = W("rfc.csv", "\"say \"\"hi\"\"\",2\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &rfc, p, "t"), 0);
+    assert_string_equal(dump("t"), "say \"hi\"|2\n");
+}
+
+static void test_csv_encodings(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv l1 = {.has_header = true, .header = true, .separator = ";", .encoding = "latin1"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &l1, tu_fixture("read/latin1.csv"), "t"), 0);
+    assert_string_equal(dump("t"), "café|München\n");
+    odf_ReadStepCsv iso = {.encoding = "ISO-8859-1"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &iso, W("iso.csv", "\xe9t\xe9\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "été\n");
+    odf_ReadStepCsv w = {.encoding = "windows-1252"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &w, W("w.csv", "\x80 5,\x93q\x94\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "€ 5|“q”\n");
+    odf_ReadStepCsv u16 = {.encoding = "utf-16", .has_header = true, .header = true};
+    static const char u16le[] = "\xff\xfe" "a\0,\0b\0\n\0\xe9\0,\0" "1\0\n\0";
+    assert_int_equal(read1(ODF_ReadStep_Csv, &u16, W("u16.csv", u16le, sizeof u16le - 1), "t"), 0);
+    assert_string_equal(types("t"), "a VARCHAR, b VARCHAR");
+    assert_string_equal(dump("t"), "é|1\n");
+    odf_ReadStepCsv u8 = {.encoding = "UTF-8"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &u8, W("bom.csv", "\xef\xbb\xbfx,y\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "x|y\n");
+
+    /* transcoding streams in chunks: a file larger than the buffers */
+    silt_buf big = SILT_BUF_INIT;
+    for (int i = 0; i < 30000; i++)
+        silt_buf_printf(&big, "\xe9\xe8,%d\n", i);
+    odf_ReadStepCsv l1b = {.encoding = "latin1"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &l1b, W("big.csv", big.data, big.len), "t"), 0);
+    silt_buf_free(&big);
+    char *agg = NULL;
+    assert_int_equal(silt_engine_query_text(E, &agg, "SELECT count(*) || ' ' || count(DISTINCT _c0) || ' ' || "
+                                                     "max(_c0) || ' ' || max(_c1::INT) FROM t"), 0);
+    assert_string_equal(agg, "30000 1 éè 29999");
+    free(agg);
+
+    /* errors: undecodable bytes, unknown encoding, invalid UTF-8 without encoding */
+    odf_ReadStepCsv bad16 = {.encoding = "utf-16le"};
+    read_fails(ODF_ReadStep_Csv, &bad16, W("odd.csv", "a\0b", 3), "odd.csv", SILT_EINVAL,
+               "odd.csv: invalid UTF-16LE byte sequence at byte offset 2");
+    odf_ReadStepCsv unk = {.encoding = "klingon-8"};
+    read_fails(ODF_ReadStep_Csv, &unk, tu_fixture("read/cities.csv"), NULL, SILT_EUNSUPPORTED,
+               "Csv.encoding: unsupported encoding 'klingon-8'");
+    odf_ReadStepCsv plain = {0};
+    read_fails(ODF_ReadStep_Csv, &plain, W("l1.csv", "ok\ncaf\xe9\n", 0), "l1.csv", SILT_EINVAL,
+               "l1.csv: line 2: invalid UTF-8 (set the encoding option)");
+}
+
+static void test_csv_schema(void **state)
+{
+    (void)state;
+    const char *cols[] = {"city STRING", "population BIGINT", "area DECIMAL(6,2)"};
+    odf_ReadStepCsv c = {.has_header = true, .header = true, .ddl_schema = ddl(3, cols)};
+    const char *p = W("ok.csv", "City,Pop,Area\nVancouver, 2581000 ,114.97\nSeattle,,217\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population BIGINT, area DECIMAL(6,2)");
+    assert_string_equal(dump("t"), "Vancouver|2581000|114.97\nSeattle|NULL|217.00\n");
+
+    /* the first value that does not convert: file, row, line, column */
+    read_fails(ODF_ReadStep_Csv, &c, tu_fixture("read/cities.csv"), "data.csv", SILT_EINVAL,
+               "data.csv: row 3 (line 4), column 'population': cannot convert 'n/a' to BIGINT");
+    /* lines count multi-line quoted values and skipped empty lines */
+    p = W("ml.csv", "h1,h2,h3\n\"a\nb\",1,2\n\nc,2,3\nd,x,4\n", 0);
+    read_fails(ODF_ReadStep_Csv, &c, p, NULL, SILT_EINVAL,
+               silt_arena_printf(A, "%s: row 3 (line 6), column 'population': cannot convert 'x' to BIGINT", p));
+    /* field count must match the schema */
+    read_fails(ODF_ReadStep_Csv, &c, W("n.csv", "a,b\n", 0), "n.csv", SILT_EINVAL,
+               "n.csv: line 1: expected 3 fields (as in the schema), found 2");
+
+    /* DataSchema (preferred over ddlSchema), no header, Date/Timestamp */
+    odf_DataSchema *s = NULL;
+    const char *sc[] = {"d DATE", "ts TIMESTAMP", "ok BOOLEAN", "v DOUBLE"};
+    odf_strvec sv = ddl(4, sc);
+    assert_int_equal(silt_schema_from_ddl(A, &sv, &s), 0);
+    odf_ReadStepCsv c2 = {.schema = s};
+    p = W("dt.csv", "2020-01-02,2020-01-02T03:04:05.123Z,true,1e-3\n2021-12-31,2021-01-01 00:00:00,F,-0\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c2, p, "t"), 0);
+    assert_string_equal(types("t"), "d DATE, ts TIMESTAMP_MS, ok BOOLEAN, v DOUBLE");
+    assert_string_equal(dump("t"), "2020-01-02|2020-01-02 03:04:05.123|true|0.001\n"
+                                   "2021-12-31|2021-01-01 00:00:00|false|-0.0\n");
+    p = W("dt2.csv", "2020-01-02,2020-01-02,true,1\n2020-13-01,2020-01-02,true,1\n", 0);
+    read_fails(ODF_ReadStep_Csv, &c2, p, "dt2.csv", SILT_EINVAL,
+               "dt2.csv: row 2 (line 2), column 'd': cannot convert '2020-13-01' to DATE");
+}
+
+static void test_csv_date_formats(void **state)
+{
+    (void)state;
+    const char *sc[] = {"d DATE", "ts TIMESTAMP"};
+    odf_ReadStepCsv j = {.ddl_schema = ddl(2, sc), .date_format = "dd/MM/yyyy", .timestamp_format = "yyyy-MM-dd'T'HH:mm:ss.SSS"};
+    const char *p = W("f.csv", "02/01/2020,2020-01-02T03:04:05.678\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &j, p, "t"), 0);
+    assert_string_equal(dump("t"), "2020-01-02|2020-01-02 03:04:05.678\n");
+    odf_ReadStepCsv st = {.ddl_schema = ddl(2, sc), .date_format = "%Y%m%d", .timestamp_format = "%d.%m.%Y %H:%M %z"};
+    p = W("g.csv", "20200102,02.01.2020 03:04 +0100\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &st, p, "t"), 0);
+    assert_string_equal(dump("t"), "2020-01-02|2020-01-02 02:04:00\n");
+    read_fails(ODF_ReadStep_Csv, &j, W("h.csv", "2020-01-02,2020-01-02T03:04:05.678\n", 0), "h.csv", SILT_EINVAL,
+               "h.csv: row 1 (line 1), column 'd': cannot convert '2020-01-02' to DATE");
+    /* inferSchema honours the formats */
+    odf_ReadStepCsv inf = {.has_infer_schema = true, .infer_schema = true, .date_format = "MM/dd/yy"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &inf, W("k.csv", "12/31/99,x\n", 0), "t"), 0);
+    assert_string_equal(types("t"), "_c0 DATE, _c1 VARCHAR");
+    assert_string_equal(dump("t"), "1999-12-31|x\n");
+
+    silt_buf b = SILT_BUF_INIT;
+    assert_int_equal(silt_read_translate_datefmt(&b, "EEE, d MMM yyyy HH:mm:ss Z", "x"), 0);
+    assert_string_equal(b.data, "%a, %-d %b %Y %H:%M:%S %z");
+    silt_buf_clear(&b);
+    assert_int_equal(silt_read_translate_datefmt(&b, "yy-M-d h:m:s a 'o''clock'", "x"), 0);
+    assert_string_equal(b.data, "%y-%-m-%-d %-I:%-M:%-S %p o'clock");
+    silt_buf_clear(&b);
+    assert_int_equal(silt_read_translate_datefmt(&b, "rfc3339", "x"), 0);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(silt_read_translate_datefmt(&b, "yyyy-QQ", "Csv.dateFormat"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "Csv.dateFormat 'yyyy-QQ': unsupported pattern letter 'Q'");
+    assert_int_equal(silt_read_translate_datefmt(&b, "%Y-%Q", "Csv.dateFormat"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "Csv.dateFormat '%Y-%Q': unsupported specifier '%Q'");
+    assert_int_equal(silt_read_translate_datefmt(&b, "yyyy 'T", "Csv.timestampFormat"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "Csv.timestampFormat 'yyyy 'T': unterminated quoted literal");
+    silt_buf_free(&b);
+}
+
+static void test_csv_errors(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv c = {0};
+    read_fails(ODF_ReadStep_Csv, &c, W("r.csv", "a,b\n1,2\n3\n", 0), "r.csv", SILT_EINVAL,
+               "r.csv: line 3: expected 2 fields, found 1");
+    read_fails(ODF_ReadStep_Csv, &c, W("r2.csv", "a,b\n1,2,3\n", 0), "r2.csv", SILT_EINVAL,
+               "r2.csv: line 2: expected 2 fields, found 3");
+    read_fails(ODF_ReadStep_Csv, &c, W("q.csv", "a,b\n\"x\"\"y\",1\n", 0), "q.csv", SILT_EINVAL,
+               "q.csv: line 2: unterminated quoted value or stray quote character");
+    read_fails(ODF_ReadStep_Csv, &c, W("e.csv", "", 0), "e.csv", SILT_EINVAL, "e.csv: file is empty");
+    read_fails(ODF_ReadStep_Csv, &c, W("e2.csv", "\n\r\n", 0), "-", SILT_EINVAL, "-: file is empty");
+    read_fails(ODF_ReadStep_Csv, &c, TP("missing.csv"), "missing.csv", SILT_ENOTFOUND,
+               "missing.csv: No such file or directory");
+    read_fails(ODF_ReadStep_Csv, &c, TMP, "dir", SILT_EINVAL, "dir: is a directory, not a file");
+
+    /* invalid options are rejected before any file is touched */
+    const char *f = tu_fixture("read/cities.csv");
+    odf_ReadStepCsv o1 = {.separator = ";;"};
+    read_fails(ODF_ReadStep_Csv, &o1, f, NULL, SILT_EINVAL, "Csv.separator must be a single character, got ';;'");
+    odf_ReadStepCsv o2 = {.separator = ""};
+    read_fails(ODF_ReadStep_Csv, &o2, f, NULL, SILT_EINVAL, "Csv.separator must be a single character, got ''");
+    odf_ReadStepCsv o3 = {.quote = "\n"};
+    read_fails(ODF_ReadStep_Csv, &o3, f, NULL, SILT_EINVAL,
+               "Csv.quote must be a single ASCII character other than a line break, got '\\x0a'");
+    odf_ReadStepCsv o4 = {.escape = "\xc3\xa9"};
+    read_fails(ODF_ReadStep_Csv, &o4, f, NULL, SILT_EINVAL, "Csv.escape must be a single character, got '\xc3\xa9'");
+    odf_ReadStepCsv o5 = {.separator = "'", .quote = "'"};
+    read_fails(ODF_ReadStep_Csv, &o5, f, NULL, SILT_EINVAL, "Csv.separator and Csv.quote must differ, both are '''");
+    odf_ReadStepCsv o6 = {.null_value = "a\nb"};
+    read_fails(ODF_ReadStep_Csv, &o6, f, NULL, SILT_EINVAL, "Csv.nullValue must not contain a line break, got 'a\\x0ab'");
+    odf_ReadStepCsv o7 = {.encoding = "utf8'; DROP TABLE x; --"};
+    read_fails(ODF_ReadStep_Csv, &o7, f, NULL, SILT_EINVAL, "Csv.encoding: invalid encoding 'utf8'; DROP TABLE x; --'");
+    odf_ReadStepCsv o8 = {.timestamp_format = ""};
+    read_fails(ODF_ReadStep_Csv, &o8, f, NULL, SILT_EINVAL, "Csv.timestampFormat must not be empty");
+    const char *bad_ddl[] = {"a BLARG"};
+    odf_ReadStepCsv o9 = {.ddl_schema = ddl(1, bad_ddl)};
+    read_fails(ODF_ReadStep_Csv, &o9, f, NULL, SILT_EINVAL, "ddlSchema[0] 'a BLARG': unknown type 'BLARG'");
+    /* values with quotes reach DuckDB safely */
+    odf_ReadStepCsv o11 = {.separator = ";", .null_value = "a;b"};
+    read_fails(ODF_ReadStep_Csv, &o11, f, NULL, SILT_EINVAL, "Csv.nullValue must not contain the separator character ';'");
+    odf_ReadStepCsv o12 = {.null_value = "\\N"};
+    read_fails(ODF_ReadStep_Csv, &o12, f, NULL, SILT_EINVAL, "Csv.nullValue must not contain the escape character '\\'");
+    odf_ReadStepCsv o13 = {.null_value = "\\N", .escape = ""};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &o13, W("bn.csv", "\\N,1\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "NULL|1\n");
+    odf_ReadStepCsv o10 = {.separator = ";", .null_value = "x' OR '1'='1"};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &o10, W("sq.csv", "a;x' OR '1'='1\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "a|NULL\n");
+}
+
+/* ------------------------------------------------------------------- JSON */
+
+static void test_json(void **state)
+{
+    (void)state;
+    odf_ReadStepJson j = {.sub_path = "data.rows"};
+    assert_int_equal(read1(ODF_ReadStep_Json, &j, tu_fixture("read/nested.json"), "t"), 0);
+    assert_string_equal(types("t"), "id BIGINT, name VARCHAR, tags VARCHAR[], score DOUBLE, ok BOOLEAN");
+    assert_string_equal(dump("t"), "1|A|[x, y]|0.5|true\n2|B|[]|100.0|false\n");
+
+    odf_ReadStepJson root = {0};
+    assert_int_equal(read1(ODF_ReadStep_Json, &root, W("r.json", " [{\"a\": 1, \"b\": null}, {\"b\": \"x\", \"a\": 2}]", 0), "t"), 0);
+    assert_string_equal(types("t"), "a BIGINT, b VARCHAR");
+    assert_string_equal(dump("t"), "1|NULL\n2|x\n");
+
+    /* schema: by name, missing keys are NULL, extra keys dropped */
+    const char *sc[] = {"b STRING", "a INT", "c DATE"};
+    odf_ReadStepJson js = {.ddl_schema = ddl(3, sc), .date_format = "yyyy/MM/dd"};
+    assert_int_equal(read1(ODF_ReadStep_Json, &js, W("s.json", "[{\"a\": 1, \"z\": 0, \"c\": \"2020/01/02\"}, {\"b\": 5}]", 0), "t"), 0);
+    assert_string_equal(types("t"), "b VARCHAR, a INTEGER, c DATE");
+    assert_string_equal(dump("t"), "NULL|1|2020-01-02\n5|NULL|NULL\n");
+    read_fails(ODF_ReadStep_Json, &js, W("s2.json", "[{\"a\": 1}, {\"a\": 2.5}, {\"a\": \"x\"}]", 0), "s2.json",
+               SILT_EINVAL, "s2.json: row 3, column 'a': cannot convert 'x' to INTEGER");
+    /* empty array with a schema: zero rows, typed */
+    assert_int_equal(read1(ODF_ReadStep_Json, &js, W("e.json", "[]", 0), "t"), 0);
+    assert_string_equal(types("t"), "b VARCHAR, a INTEGER, c DATE");
+    assert_string_equal(dump("t"), "");
+    /* encoding */
+    odf_ReadStepJson l1 = {.encoding = "latin1"};
+    assert_int_equal(read1(ODF_ReadStep_Json, &l1, W("l1.json", "[{\"n\": \"\xe9\"}]", 0), "t"), 0);
+    assert_string_equal(dump("t"), "é\n");
+
+    read_fails(ODF_ReadStep_Json, &root, W("bad.json", "[{\"a\": 1},\n {\"a\": }]", 0), "bad.json", SILT_EINVAL,
+               "bad.json: invalid JSON at line 2, column 8: unexpected token near '}'");
+    read_fails(ODF_ReadStep_Json, &root, W("e2.json", "  \n", 0), "e2.json", SILT_EINVAL, "e2.json: file is empty");
+    read_fails(ODF_ReadStep_Json, &root, W("e3.json", "[]", 0), "e3.json", SILT_EINVAL,
+               "e3.json: no records to read and no schema to define the columns");
+    read_fails(ODF_ReadStep_Json, &root, W("o.json", "{\"a\": []}", 0), "o.json", SILT_EINVAL,
+               "o.json: expected an array of objects at the root, got an object (set subPath?)");
+    read_fails(ODF_ReadStep_Json, &root, W("n.json", "[{\"a\": 1}, 2]", 0), "n.json", SILT_EINVAL,
+               "n.json: record 2 is a number, not an object");
+    read_fails(ODF_ReadStep_Json, &j, W("m.json", "{\"data\": {\"row\": []}}", 0), "m.json", SILT_EINVAL,
+               "m.json: subPath 'data.rows' not found");
+    read_fails(ODF_ReadStep_Json, &j, W("m2.json", "{\"data\": {\"rows\": {}}}", 0), "m2.json", SILT_EINVAL,
+               "m2.json: subPath 'data.rows' is an object, not an array of objects");
+    read_fails(ODF_ReadStep_Json, &j, W("m3.json", "{\"data\": 5}", 0), "m3.json", SILT_EINVAL,
+               "m3.json: subPath 'data.rows' not found (data.rows is not inside an object)");
+    read_fails(ODF_ReadStep_Json, &root, tu_fixture("read/cities.csv"), "cities.csv", SILT_EINVAL,
+               "cities.csv: invalid JSON at line 1, column 4: invalid token near 'city'");
+}
+
+static void test_ndjson(void **state)
+{
+    (void)state;
+    odf_ReadStepNdJson n = {0};
+    const char *p = W("a.ndjson", "{\"a\": 1, \"s\": {\"x\": true}}\n\n{\"a\": 2, \"b\": \"q\"}\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_NdJson, &n, p, "t"), 0);
+    assert_string_equal(types("t"), "a BIGINT, s STRUCT(x BOOLEAN), b VARCHAR");
+    assert_string_equal(dump("t"), "1|{'x': true}|NULL\n2|NULL|q\n");
+
+    const char *sc[] = {"a BIGINT", "t TIMESTAMP"};
+    odf_ReadStepNdJson s = {.ddl_schema = ddl(2, sc)};
+    read_fails(ODF_ReadStep_NdJson, &s, tu_fixture("read/mixed.ndjson"), "mixed.ndjson", SILT_EINVAL,
+               "mixed.ndjson: row 3 (line 3), column 'a': cannot convert 'x' to BIGINT");
+    const char *sc2[] = {"t TIMESTAMP"};
+    odf_ReadStepNdJson s2 = {.ddl_schema = ddl(1, sc2)};
+    assert_int_equal(read1(ODF_ReadStep_NdJson, &s2, tu_fixture("read/mixed.ndjson"), "t"), 0);
+    assert_string_equal(types("t"), "t TIMESTAMP_MS");
+    assert_string_equal(dump("t"), "2020-01-02 03:04:05\n2020-01-02 22:00:00\nNULL\n");
+
+    read_fails(ODF_ReadStep_NdJson, &n, W("b.ndjson", "{\"a\": 1}\n\n{\"a\" 2}\n", 0), "b.ndjson", SILT_EINVAL,
+               "b.ndjson: line 3: invalid JSON: ':' expected near '2'");
+    read_fails(ODF_ReadStep_NdJson, &n, W("c.ndjson", "{\"a\": 1}\n[1]\n", 0), "c.ndjson", SILT_EINVAL,
+               "c.ndjson: line 2: expected a JSON object");
+    read_fails(ODF_ReadStep_NdJson, &n, W("d.ndjson", "", 0), "d.ndjson", SILT_EINVAL, "d.ndjson: file is empty");
+}
+
+/* ---------------------------------------------------------------- GeoJSON */
+
+static void test_geojson(void **state)
+{
+    (void)state;
+    odf_ReadStepGeoJson g = {0};
+    assert_int_equal(read1(ODF_ReadStep_GeoJson, &g, tu_fixture("read/zones.geojson"), "t"), 0);
+    assert_string_equal(types("t"), "id BIGINT, zipcode VARCHAR, name VARCHAR, geometry VARCHAR");
+    assert_string_equal(dump("t"),
+                        "0|00101|A|{\"coordinates\":[[[0.0,0.0],[10.0,0.0],[10.0,10.0],[0.0,10.0],[0.0,0.0]]],\"type\":\"Polygon\"}\n"
+                        "1|00202|B|{\"coordinates\":[1.5,-2.25],\"type\":\"Point\"}\n");
+    const char *sc[] = {"id INT", "geometry STRING"};
+    odf_ReadStepGeoJson gs = {.ddl_schema = ddl(2, sc)};
+    assert_int_equal(read1(ODF_ReadStep_GeoJson, &gs, tu_fixture("read/zones.geojson"), "t"), 0);
+    assert_string_equal(types("t"), "id INTEGER, geometry VARCHAR");
+    assert_string_equal(dump("t"),
+                        "0|{\"coordinates\":[[[0.0,0.0],[10.0,0.0],[10.0,10.0],[0.0,10.0],[0.0,0.0]]],\"type\":\"Polygon\"}\n"
+                        "1|{\"coordinates\":[1.5,-2.25],\"type\":\"Point\"}\n");
+
+    odf_ReadStepNdGeoJson nd = {0};
+    assert_int_equal(read1(ODF_ReadStep_NdGeoJson, &nd, tu_fixture("read/zones.ndgeojson"), "t"), 0);
+    assert_string_equal(types("t"), "id BIGINT, name VARCHAR, geometry VARCHAR");
+    assert_string_equal(dump("t"), "0|A|{\"coordinates\":[0.1,2],\"type\":\"Point\"}\n1|B|NULL\n");
+
+    read_fails(ODF_ReadStep_GeoJson, &g, W("f.geojson", "{\"type\": \"Feature\", \"geometry\": null}", 0), "f.geojson",
+               SILT_EINVAL, "f.geojson: expected a GeoJSON FeatureCollection, got type 'Feature'");
+    read_fails(ODF_ReadStep_GeoJson, &g, W("a.geojson", "[1]", 0), "a.geojson", SILT_EINVAL,
+               "a.geojson: expected a GeoJSON FeatureCollection, got an array");
+    read_fails(ODF_ReadStep_GeoJson, &g, W("nf.geojson", "{\"type\": \"FeatureCollection\"}", 0), "nf.geojson",
+               SILT_EINVAL, "nf.geojson: FeatureCollection has no 'features' array");
+    read_fails(ODF_ReadStep_GeoJson, &g,
+               W("p.geojson", "{\"type\": \"FeatureCollection\", \"features\": [{\"properties\": 3}]}", 0), "p.geojson",
+               SILT_EINVAL, "p.geojson: feature 1: 'properties' is a number, not an object");
+    read_fails(ODF_ReadStep_NdGeoJson, &nd, W("b.ndgeojson", "{\"type\": \"Feature\"}\n5\n", 0), "b.ndgeojson",
+               SILT_EINVAL, "b.ndgeojson: line 2 is a number, not a Feature object");
+    read_fails(ODF_ReadStep_GeoJson, &g, W("e.geojson", "{\"type\": \"FeatureCollection\", \"features\": []}", 0),
+               "e.geojson", SILT_EINVAL, "e.geojson: no records to read and no schema to define the columns");
+}
+
+static void test_json_number(void **state)
+{
+    (void)state;
+    struct { double v; const char *s; } cases[] = {
+        {0.0, "0.0"}, {0.1, "0.1"}, {-2.25, "-2.25"}, {10, "10.0"}, {1e21, "1e21"}, {1.5e-7, "1.5e-7"},
+        {123456789.125, "123456789.125"}, {1.0 / 3, "0.3333333333333333"}, {NAN, "null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        silt_buf b = SILT_BUF_INIT;
+        assert_int_equal(silt_read_json_number(&b, cases[i].v), 0);
+        assert_string_equal(b.data, cases[i].s);
+        silt_buf_free(&b);
+    }
+}
+
+/* ---------------------------------------------------------------- Parquet */
+
+static void test_parquet(void **state)
+{
+    (void)state;
+    const char *p = TP("p.parquet");
+    assert_int_equal(silt_engine_execf(E, "COPY (SELECT * FROM (VALUES (1, 'x', DATE '2020-01-02'), (2, NULL, NULL)) "
+                                          "v(id, s, d)) TO '%s' (FORMAT parquet)", p), 0);
+    odf_ReadStepParquet q = {0};
+    assert_int_equal(read1(ODF_ReadStep_Parquet, &q, p, "t"), 0);
+    assert_string_equal(types("t"), "id INTEGER, s VARCHAR, d DATE");
+    assert_string_equal(dump("t"), "1|x|2020-01-02\n2|NULL|NULL\n");
+    const char *sc[] = {"D TIMESTAMP", "id BIGINT"};
+    odf_ReadStepParquet qs = {.ddl_schema = ddl(2, sc)};
+    assert_int_equal(read1(ODF_ReadStep_Parquet, &qs, p, "t"), 0);
+    assert_string_equal(types("t"), "D TIMESTAMP_MS, id BIGINT");
+    assert_string_equal(dump("t"), "2020-01-02 00:00:00|1\nNULL|2\n");
+    const char *sc2[] = {"s INT"};
+    odf_ReadStepParquet q2 = {.ddl_schema = ddl(1, sc2)};
+    read_fails(ODF_ReadStep_Parquet, &q2, p, "p.parquet", SILT_EINVAL,
+               "p.parquet: row 1, column 's': cannot convert 'x' to INTEGER");
+    const char *sc3[] = {"nope INT"};
+    odf_ReadStepParquet q3 = {.ddl_schema = ddl(1, sc3)};
+    read_fails(ODF_ReadStep_Parquet, &q3, p, "p.parquet", SILT_EINVAL,
+               "p.parquet: column 'nope' of the schema not found in the file");
+    read_fails(ODF_ReadStep_Parquet, &q, tu_fixture("read/cities.csv"), "cities.csv", SILT_EINVAL,
+               "cities.csv: not a Parquet file");
+}
+
+/* -------------------------------------------------------------- Shapefile */
+
+static void make_points(const char *base)
+{
+    SHPHandle h = SHPCreate(base, SHPT_POINT);
+    DBFHandle d = DBFCreate(base);
+    assert_non_null(h);
+    assert_non_null(d);
+    assert_int_equal(DBFAddField(d, "ID", FTInteger, 9, 0), 0);
+    assert_int_equal(DBFAddField(d, "VAL", FTDouble, 10, 2), 1);
+    assert_int_equal(DBFAddField(d, "NAME", FTString, 16, 0), 2);
+    assert_int_equal(DBFAddField(d, "OK", FTLogical, 1, 0), 3);
+    assert_int_equal(DBFAddField(d, "DAY", FTDate, 8, 0), 4);
+    double xs[] = {1.5, -3}, ys[] = {2, 4.25};
+    for (int i = 0; i < 2; i++) {
+        SHPObject *o = SHPCreateSimpleObject(SHPT_POINT, 1, &xs[i], &ys[i], NULL);
+        assert_int_equal(SHPWriteObject(h, -1, o), i);
+        SHPDestroyObject(o);
+    }
+    DBFWriteIntegerAttribute(d, 0, 0, 7);
+    DBFWriteDoubleAttribute(d, 0, 1, 2.5);
+    DBFWriteStringAttribute(d, 0, 2, "Kyiv");
+    DBFWriteLogicalAttribute(d, 0, 3, 'T');
+    DBFWriteAttributeDirectly(d, 0, 4, (void *)"20200102");
+    DBFWriteIntegerAttribute(d, 1, 0, -1);
+    DBFWriteNULLAttribute(d, 1, 1);
+    DBFWriteStringAttribute(d, 1, 2, "L'viv \"x\"");
+    DBFWriteLogicalAttribute(d, 1, 3, 'F');
+    DBFWriteNULLAttribute(d, 1, 4);
+    SHPClose(h);
+    DBFClose(d);
+}
+
+static void make_shapes(const char *base, int type)
+{
+    SHPHandle h = SHPCreate(base, type);
+    DBFHandle d = DBFCreate(base);
+    assert_int_equal(DBFAddField(d, "K", FTString, 4, 0), 0);
+    /* record 0: one part (outer CW square + CCW hole for polygons) */
+    double x0[] = {0, 0, 10, 10, 0, 2, 4, 4, 2, 2}, y0[] = {0, 10, 10, 0, 0, 2, 2, 4, 4, 2};
+    int parts0[] = {0, 5};
+    /* record 1: two CW squares */
+    double x1[] = {0, 0, 1, 1, 0, 5, 5, 6, 6, 5}, y1[] = {0, 1, 1, 0, 0, 5, 6, 6, 5, 5};
+    int parts1[] = {0, 5};
+    SHPObject *o;
+    if (type == SHPT_MULTIPOINT) {
+        o = SHPCreateSimpleObject(type, 3, x0, y0, NULL);
+        SHPWriteObject(h, -1, o);
+        SHPDestroyObject(o);
+    } else {
+        int n0 = type == SHPT_ARC ? 1 : 2;
+        o = SHPCreateObject(type, -1, n0, parts0, NULL, type == SHPT_ARC ? 5 : 10, x0, y0, NULL, NULL);
+        SHPWriteObject(h, -1, o);
+        SHPDestroyObject(o);
+    }
+    o = SHPCreateObject(type == SHPT_MULTIPOINT ? SHPT_MULTIPOINT : type, -1, 2, parts1, NULL, 10, x1, y1, NULL, NULL);
+    if (type == SHPT_MULTIPOINT) {
+        SHPDestroyObject(o);
+        o = SHPCreateObject(SHPT_NULL, -1, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL);
+    }
+    SHPWriteObject(h, -1, o);
+    SHPDestroyObject(o);
+    DBFWriteStringAttribute(d, 0, 0, "a");
+    DBFWriteStringAttribute(d, 1, 0, "b");
+    SHPClose(h);
+    DBFClose(d);
+}
+
+static void zip_files(const char *zip, const char *const *src, const char *const *names, size_t n)
+{
+    struct archive *a = archive_write_new();
+    assert_int_equal(archive_write_set_format_zip(a), ARCHIVE_OK);
+    assert_int_equal(archive_write_open_filename(a, zip), ARCHIVE_OK);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        char *data = tu_read_file(src[i], &len);
+        assert_non_null(data);
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, names[i]);
+        archive_entry_set_size(e, (la_int64_t)len);
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+        assert_int_equal(archive_write_data(a, data, len), (la_ssize_t)len);
+        archive_entry_free(e);
+        free(data);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+}
+
+static void test_shapefile(void **state)
+{
+    (void)state;
+    make_points(TP("pts"));
+    odf_ReadStepEsriShapefile s = {0};
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &s, TP("pts.shp"), "t"), 0);
+    assert_string_equal(types("t"), "ID BIGINT, VAL DOUBLE, NAME VARCHAR, OK BOOLEAN, DAY DATE, geometry VARCHAR");
+    assert_string_equal(dump("t"), "7|2.5|Kyiv|true|2020-01-02|{\"coordinates\":[1.5,2.0],\"type\":\"Point\"}\n"
+                                   "-1|NULL|L'viv \"x\"|false|NULL|{\"coordinates\":[-3.0,4.25],\"type\":\"Point\"}\n");
+
+    make_shapes(TP("poly"), SHPT_POLYGON);
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &s, TP("poly.shp"), "t"), 0);
+    assert_string_equal(dump("t"),
+                        "a|{\"coordinates\":[[[0.0,0.0],[0.0,10.0],[10.0,10.0],[10.0,0.0],[0.0,0.0]],"
+                        "[[2.0,2.0],[4.0,2.0],[4.0,4.0],[2.0,4.0],[2.0,2.0]]],\"type\":\"Polygon\"}\n"
+                        "b|{\"coordinates\":[[[[0.0,0.0],[0.0,1.0],[1.0,1.0],[1.0,0.0],[0.0,0.0]]],"
+                        "[[[5.0,5.0],[5.0,6.0],[6.0,6.0],[6.0,5.0],[5.0,5.0]]]],\"type\":\"MultiPolygon\"}\n");
+    make_shapes(TP("line"), SHPT_ARC);
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &s, TP("line.shp"), "t"), 0);
+    assert_string_equal(dump("t"),
+                        "a|{\"coordinates\":[[0.0,0.0],[0.0,10.0],[10.0,10.0],[10.0,0.0],[0.0,0.0]],\"type\":\"LineString\"}\n"
+                        "b|{\"coordinates\":[[[0.0,0.0],[0.0,1.0],[1.0,1.0],[1.0,0.0],[0.0,0.0]],"
+                        "[[5.0,5.0],[5.0,6.0],[6.0,6.0],[6.0,5.0],[5.0,5.0]]],\"type\":\"MultiLineString\"}\n");
+    make_shapes(TP("mpt"), SHPT_MULTIPOINT);
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &s, TP("mpt.shp"), "t"), 0);
+    assert_string_equal(dump("t"), "a|{\"coordinates\":[[0.0,0.0],[0.0,10.0],[10.0,10.0]],\"type\":\"MultiPoint\"}\nb|NULL\n");
+
+    /* schema coercion */
+    const char *sc[] = {"NAME STRING", "ID INT", "DAY STRING"};
+    odf_ReadStepEsriShapefile ss = {.ddl_schema = ddl(3, sc)};
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &ss, TP("pts.shp"), "t"), 0);
+    assert_string_equal(types("t"), "NAME VARCHAR, ID INTEGER, DAY VARCHAR");
+    assert_string_equal(dump("t"), "Kyiv|7|2020-01-02\nL'viv \"x\"|-1|NULL\n");
+
+    /* archives */
+    const char *src[] = {TP("pts.shp"), TP("pts.shx"), TP("pts.dbf"), TP("line.shp"), TP("line.shx"), TP("line.dbf")};
+    const char *names[] = {"a/pts.shp", "a/pts.shx", "a/pts.dbf", "b/line.shp", "b/line.shx", "b/line.dbf"};
+    zip_files(TP("one.zip"), src, names, 3);
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &s, TP("one.zip"), "t"), 0);
+    assert_string_equal(types("t"), "ID BIGINT, VAL DOUBLE, NAME VARCHAR, OK BOOLEAN, DAY DATE, geometry VARCHAR");
+    zip_files(TP("two.zip"), src, names, 6);
+    read_fails(ODF_ReadStep_EsriShapefile, &s, TP("two.zip"), "two.zip", SILT_EINVAL,
+               "two.zip: the archive contains several .shp files (a/pts.shp, b/line.shp); set subPath to choose one");
+    odf_ReadStepEsriShapefile g1 = {.sub_path = "b/*.shp"};
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &g1, TP("two.zip"), "t"), 0);
+    assert_string_equal(types("t"), "K VARCHAR, geometry VARCHAR");
+    odf_ReadStepEsriShapefile g2 = {.sub_path = "a/pts.shp"};
+    assert_int_equal(read1(ODF_ReadStep_EsriShapefile, &g2, TP("two.zip"), "t"), 0);
+    assert_string_equal(dump("t"), "7|2.5|Kyiv|true|2020-01-02|{\"coordinates\":[1.5,2.0],\"type\":\"Point\"}\n"
+                                   "-1|NULL|L'viv \"x\"|false|NULL|{\"coordinates\":[-3.0,4.25],\"type\":\"Point\"}\n");
+    odf_ReadStepEsriShapefile g3 = {.sub_path = "*.shp"};
+    read_fails(ODF_ReadStep_EsriShapefile, &g3, TP("two.zip"), "two.zip", SILT_EINVAL,
+               "two.zip: no .shp file in the archive matches subPath '*.shp' (found: a/pts.shp, b/line.shp)");
+    odf_ReadStepEsriShapefile g4 = {.sub_path = "*/*.shp"};
+    read_fails(ODF_ReadStep_EsriShapefile, &g4, TP("two.zip"), "two.zip", SILT_EINVAL,
+               "two.zip: several .shp files match subPath '*/*.shp': a/pts.shp, b/line.shp");
+    const char *dsrc[] = {TP("pts.dbf")};
+    const char *dname[] = {"pts.dbf"};
+    zip_files(TP("none.zip"), dsrc, dname, 1);
+    read_fails(ODF_ReadStep_EsriShapefile, &s, TP("none.zip"), "none.zip", SILT_EINVAL,
+               "none.zip: the archive does not contain any .shp file");
+    read_fails(ODF_ReadStep_EsriShapefile, &s, tu_fixture("read/cities.csv"), "cities.csv", SILT_EINVAL,
+               "cities.csv: not a shapefile (.shp) or a ZIP archive");
+    read_fails(ODF_ReadStep_EsriShapefile, &s, W("nosh.shp", "\0\0\x27\x0a", 4), "nosh.shp", SILT_EINVAL,
+               "nosh.shp: cannot open the shapefile (missing .shx or corrupt .shp)");
+}
+
+/* ------------------------------------------------------- files and tables */
+
+static void test_multi_file(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv c = {.has_header = true, .header = true, .has_infer_schema = true, .infer_schema = true};
+    odf_union u = step(ODF_ReadStep_Csv, &c);
+    const char *files[] = {W("m1.csv", "a,b\n1,x\n2,y\n", 0), W("m2.csv", "b,a\nz,3\n", 0), W("m3.csv", "a\n4\n", 0)};
+    assert_int_equal(silt_read_files(E, &u, files, NULL, 3, "multi"), 0);
+    assert_string_equal(types("multi"), "a BIGINT, b VARCHAR");
+    assert_string_equal(dump("multi"), "1|x\n2|y\n3|z\n4|NULL\n");
+    /* replaced by a second read; the old table disappears on error */
+    assert_int_equal(silt_read_files(E, &u, files + 2, NULL, 1, "multi"), 0);
+    assert_string_equal(dump("multi"), "4\n");
+    const char *bad[] = {files[0], W("m4.csv", "a,b\n1\n", 0)};
+    const char *shown_names[] = {"first", "second"};
+    uint64_t before = count_tables();
+    assert_int_equal(silt_read_files(E, &u, bad, shown_names, 2, "multi"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "second: line 2: expected 2 fields, found 1");
+    assert_false(table_exists("multi"));
+    assert_int_equal(count_tables(), before - 1);
+    /* many files keep their order */
+    const char *many[12];
+    for (int i = 0; i < 12; i++) {
+        char nm[32], body[64];
+        snprintf(nm, sizeof nm, "many%d.csv", i);
+        snprintf(body, sizeof body, "a\n%d\n%d\n", 2 * i, 2 * i + 1);
+        many[i] = W(nm, body, 0);
+    }
+    assert_int_equal(silt_read_files(E, &u, many, NULL, 12, "many"), 0);
+    char *agg = NULL;
+    assert_int_equal(silt_engine_query_text(E, &agg, "SELECT string_agg(a::VARCHAR, ',' ORDER BY rowid) FROM many"), 0);
+    assert_string_equal(agg, "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23");
+    free(agg);
+
+    assert_int_equal(silt_read_files(E, &u, files, NULL, 0, "x"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "read: no input files");
+    odf_union none = {0, NULL};
+    assert_int_equal(silt_read_files(E, &none, files, NULL, 1, "x"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "ReadStep has no value");
+    odf_union weird = {99, &c};
+    assert_int_equal(silt_read_files(E, &weird, files, NULL, 1, "x"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "unknown ReadStep kind 99");
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    static const struct { const char *name; uint8_t type; } f[] = {
+        {"csv", ODF_ReadStep_Csv}, {"json", ODF_ReadStep_Json}, {"ndjson", ODF_ReadStep_NdJson},
+        {"geojson", ODF_ReadStep_GeoJson}, {"ndgeojson", ODF_ReadStep_NdGeoJson}, {"parquet", ODF_ReadStep_Parquet},
+        {"shp", ODF_ReadStep_EsriShapefile},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        odf_union u;
+        assert_int_equal(silt_read_step_for_format(A, f[i].name, &u), 0);
+        assert_int_equal(u.type, f[i].type);
+        assert_non_null(u.value);
+    }
+    odf_union u;
+    assert_int_equal(silt_read_step_for_format(A, "csv", &u), 0);
+    const odf_ReadStepCsv *c = u.value;
+    assert_true(c->has_header && c->header && c->has_infer_schema && c->infer_schema);
+    assert_null(c->separator);
+    /* --format csv reads a headed file with types */
+    const char *files[] = {tu_fixture("read/cities.csv")};
+    assert_int_equal(silt_read_files(E, &u, files, NULL, 1, "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population VARCHAR, area DOUBLE");
+    assert_string_equal(dump("t"), "Vancouver|2581000|114.97\nSeattle|3433000|217.0\nNowhere|n/a|1.0\n");
+    assert_int_equal(silt_read_step_for_format(A, "xml", &u), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "unknown format 'xml'");
+    assert_int_equal(u.type, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv_defaults),   cmocka_unit_test(test_csv_header_infer),
+        cmocka_unit_test(test_csv_dialect),    cmocka_unit_test(test_csv_encodings),
+        cmocka_unit_test(test_csv_schema),     cmocka_unit_test(test_csv_date_formats),
+        cmocka_unit_test(test_csv_errors),     cmocka_unit_test(test_json),
+        cmocka_unit_test(test_ndjson),         cmocka_unit_test(test_geojson),
+        cmocka_unit_test(test_json_number),    cmocka_unit_test(test_parquet),
+        cmocka_unit_test(test_shapefile),      cmocka_unit_test(test_multi_file),
+        cmocka_unit_test(test_formats),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
