@@ -234,6 +234,142 @@ typedef enum silt_schema_format {
  * schema" when none was set. */
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
 
+/* ---- files datasets, transactions, views, branches (src/dataset/files.c,
+ * txn.c, branch.c; DESIGN.md §7, spec/foundry-datasets.md) ------------------ */
+
+/* Creates an empty files dataset: Seed + the files SetDataSchema (see
+ * src/dataset/files.h). Same name rules and errors as silt_dataset_create. */
+int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name);
+
+typedef enum silt_txn_type {
+    SILT_TXN_SNAPSHOT = 0, SILT_TXN_APPEND = 1, SILT_TXN_UPDATE = 2, SILT_TXN_DELETE = 3
+} silt_txn_type;
+typedef enum silt_txn_status {
+    SILT_TXN_OPEN = 0, SILT_TXN_COMMITTED = 1, SILT_TXN_ABORTED = 2
+} silt_txn_status;
+
+/* "SNAPSHOT"/"APPEND"/"UPDATE"/"DELETE", "OPEN"/"COMMITTED"/"ABORTED". */
+const char *silt_txn_type_name(silt_txn_type t);
+const char *silt_txn_status_name(silt_txn_status s);
+/* Parses a type name (case-insensitive). SILT_EINVAL on anything else. */
+int silt_txn_type_parse(silt_txn_type *out, const char *name);
+
+/* Opens a transaction on ds's branch. *rid_out (malloc'd) is
+ * "ri.silt.main.transaction.<uuid v4>". At most one OPEN transaction per
+ * branch: SILT_ECONFLICT "branch B of NAME already has an open transaction
+ * RID". */
+int silt_txn_start(char **rid_out, silt_dataset *ds, silt_txn_type type);
+/* Stores LOCAL_FILE's bytes as object data/<multihash> and stages the entry
+ * under `logical_path` (NULL = the local file's base name). Not allowed in
+ * DELETE transactions. A later put of the same path replaces the earlier one. */
+int silt_txn_put(silt_dataset *ds, const char *rid, const char *local_file, const char *logical_path);
+/* Stages the removal of a path (DELETE transactions only). */
+int silt_txn_rm(silt_dataset *ds, const char *rid, const char *logical_path);
+/* OPEN -> COMMITTED: one AddData on the transaction's branch. Errors:
+ * SILT_ECONFLICT "TransactionNotOpen: transaction RID is COMMITTED|ABORTED",
+ * SILT_EEXISTS "APPEND transaction RID would overwrite 'p' …", SILT_ENOTFOUND
+ * "DELETE transaction RID: 'p' is not in the view …". `block_out` (may be
+ * NULL, SILT_MH_TEXT_LEN+1 = 70 bytes) receives the AddData block hash. */
+int silt_txn_commit(silt_dataset *ds, const char *rid, char *block_out);
+/* OPEN -> ABORTED (staged entries are ignored forever). */
+int silt_txn_abort(silt_dataset *ds, const char *rid);
+
+typedef struct silt_txn_info {
+    char rid[64];
+    char branch[104];
+    silt_txn_type type;
+    silt_txn_status status;
+    char created[40];   /* RFC 3339 */
+    char closed[40];    /* RFC 3339, "" while OPEN */
+    char block[72];     /* AddData block of a COMMITTED transaction, else "" */
+} silt_txn_info;
+
+/* One transaction (rid given; any branch of the dataset). */
+int silt_txn_get(silt_txn_info *out, silt_dataset *ds, const char *rid);
+/* Transactions of ds's branch, oldest first (by creation time, then rid):
+ * every transaction started on that branch, plus the committed ones the
+ * branch inherited from its parent before the fork. *out malloc'd (free()). */
+int silt_txn_list(silt_txn_info **out, size_t *n_out, silt_dataset *ds);
+
+/* One file of a view. */
+typedef struct silt_file_entry {
+    const char *path;          /* logical path */
+    const char *content_hash;  /* multihash text "f1620…" */
+    uint64_t size;
+    const char *content_type;
+    const char *rid;           /* transaction that last wrote it */
+    silt_txn_type txn_type;
+    char time[40];             /* commit time of that transaction (RFC 3339) */
+} silt_file_entry;
+
+typedef struct silt_view silt_view;
+size_t silt_view_count(const silt_view *v);
+/* i-th entry, sorted by path (borrowed from v). */
+const silt_file_entry *silt_view_entry(const silt_view *v, size_t i);
+/* Entry of a path, or NULL. */
+const silt_file_entry *silt_view_find(const silt_view *v, const char *path);
+void silt_view_free(silt_view *v);
+
+/* `silt files`: the latest view (at == NULL and range NULL), the view as of
+ * committed transaction `at`, or the range view range_start..range_end (files
+ * written in that range; an intermediate SNAPSHOT clears it; start == end is
+ * exactly that transaction's files). Caller owns *out. */
+int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const char *range_start,
+                    const char *range_end);
+/* `silt cat`: writes the bytes of `path` in the latest view (or as of
+ * `at`) to `out`. SILT_ENOTFOUND "file 'p' is not in the view of …". */
+int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out);
+
+/* Branches. A branch is the ref refs/branches/<name> sharing the blocks of
+ * its parent. Created from ds's branch head, or `from_branch`'s head, or the
+ * AddData block of committed transaction `at_rid` (at most one of from/at).
+ * SILT_EEXISTS when it exists. */
+int silt_branch_create(silt_dataset *ds, const char *branch, const char *from_branch, const char *at_rid);
+typedef struct silt_branch_info {
+    char name[104];
+    char head[72];
+    uint64_t num_blocks;
+    char open_txn[64]; /* rid of its OPEN transaction or "" */
+} silt_branch_info;
+/* Branches of the dataset, "master" first, then by name. *out malloc'd. */
+int silt_branch_list(silt_branch_info **out, size_t *n_out, silt_dataset *ds);
+/* Deletes a branch (its blocks stay). "master" and branches with an OPEN
+ * transaction cannot be deleted (SILT_EINVAL / SILT_ECONFLICT). */
+int silt_branch_delete(silt_dataset *ds, const char *branch);
+
+
+/* ---- polling ingest (silt pull) ---------------------------------------------- */
+
+typedef struct silt_pull_opts {
+    bool fetch_uncacheable;     /* re-fetch sources that gave no caching validator */
+    const char *set_watermark;  /* RFC 3339: commit only a new watermark (no fetch) */
+    uint64_t target_records_per_slice; /* 0 = one slice per ingest (reserved) */
+    silt_report_fn warn;        /* warnings (e.g. a Pipe's stderr); may be NULL */
+    void *warn_ctx;
+} silt_pull_opts;
+
+typedef struct silt_pull_result {
+    bool up_to_date;            /* nothing new: no block written */
+    bool uncacheable;           /* skipped: the source has no caching validator */
+    size_t num_ingests;         /* AddData blocks committed */
+    uint64_t num_records;       /* records of all new slices */
+    bool has_offsets;
+    uint64_t first_offset, last_offset;
+    bool has_watermark;
+    char watermark[40];         /* RFC 3339 */
+    char head[70];
+} silt_pull_result;
+
+/* Runs the dataset's polling source (SetPollingSource): ingress (Url,
+ * FilesGlob) -> prepare -> read -> preprocess -> merge -> commit. A Url
+ * source is fetched once (conditionally: ETag / Last-Modified source
+ * state); a FilesGlob source ingests every new file as its own AddData until
+ * none remain. Each AddData is atomic; after a failure the blocks committed
+ * before it stay (re-running continues after them) and the error is
+ * returned (out still tells what was committed). With opts->set_watermark
+ * only an AddData advancing the watermark is committed. */
+int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

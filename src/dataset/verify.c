@@ -1,13 +1,33 @@
 /* verify.c — `silt verify`: full check of one ref of a dataset.
  *
- * Walks from the ref head back to the seed, reading every block file once:
- * the SHA3-256 multihash of its bytes must equal its file name, it must
- * decode, and its prevBlockHash must lead to an existing block. Then, from
- * the seed forward, every block is checked against the chain rules
- * (odf_chain_check, which also checks that referenced data slices and
- * checkpoints exist with their sizes) and applied; the physical hash of each
- * referenced data slice / checkpoint file is recomputed. Every problem is
- * reported as one line through the callback; the summary is never trusted.
+ * 1. Walks from the ref head back to the seed, reading every block file
+ *    once: the SHA3-256 multihash of its bytes must equal its file name, it
+ *    must decode, and its prevBlockHash must lead to an existing block.
+ * 2. From the seed forward, every block is checked against the chain rules
+ *    (odf_chain_check) and applied. Referenced objects are checked here, not
+ *    by the rules, so that a missing or damaged file is reported by name and
+ *    the walk goes on: checkpoints (existence, size, physical hash) at once,
+ *    data slices after the walk.
+ * 3. Every data slice (AddData / ExecuteTransform newData), in chain order:
+ *    existence, size, physical hash (SHA3-256 of the file), logical hash
+ *    (arrow0-sha3-256 record digest), the system columns of the vocabulary
+ *    in effect at that block, row count = offsetInterval length, offsets
+ *    = the interval, dense and in file order, op values 0..3, every +C
+ *    directly after a -C and every -C directly before a +C (pairs never span
+ *    slices).
+ * 4. Once per dataset, over all slices with set-based SQL: every -R / -C
+ *    retracts a record that is present at that point of the history (same
+ *    values of all columns except offset, op and system_time; multiset
+ *    semantics: a tuple added k times may be retracted k times).
+ *
+ * Invariants: every problem is reported as one line through the callback and
+ * verification goes on (only out-of-memory and I/O errors of the workspace
+ * itself abort); the summary is never trusted; the engine (one per call,
+ * opened only when the chain has data, spill directory in a fresh
+ * `.silt/tmp/<random>/` removed before returning) streams the slices, so
+ * memory stays bounded whatever the dataset size: per-slice checks are
+ * aggregates and anti-joins, the changelog check is a window over only the
+ * rows whose tuple is ever retracted.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,9 +35,15 @@
 #include <string.h>
 
 #include "dataset/dataset_internal.h"
+#include "engine/digest.h"
+#include "engine/engine.h"
 #include "odf/block.h"
 #include "util/error.h"
+#include "util/fsutil.h"
 #include "util/hash.h"
+
+/* At most this many rows of the changelog check are reported one by one. */
+#define MAX_CHANGELOG_LINES 10
 
 typedef struct vctx {
     silt_report_fn report;
@@ -44,47 +70,758 @@ typedef struct vblock {
     odf_MetadataBlock *blk;
 } vblock;
 
-/* Recomputes the physical hash of an object; reports a mismatch. */
-static int check_object_hash(silt_dataset *ds, vctx *v, const char *kind, const odf_bytes *mh,
-                             uint64_t blk_seq)
+/* System column names (borrowed from a SetVocab event in the block arena, or
+ * the ODF defaults). */
+typedef struct vnames {
+    const char *offset, *op, *system_time, *event_time;
+} vnames;
+
+static const char *or_default(const char *s, const char *d) { return s && *s ? s : d; }
+
+static vnames vocab_names(const odf_SetVocab *sv)
 {
-    if (!mh->data || mh->len != SILT_MH_LEN || silt_multihash_check(mh->data, mh->len) < 0)
-        return 0; /* malformed hashes are the chain rules' business */
-    char *path = ds->store->ops->object_path(ds->store, kind, mh->data);
-    if (!path)
-        return 0; /* remote backend: existence is checked by the rules */
-    uint8_t digest[SILT_SHA3_256_LEN];
-    uint64_t size = 0;
-    int rc = silt_sha3_file(path, digest, &size);
-    if (rc == 0 && memcmp(digest, mh->data + 2, SILT_SHA3_256_LEN) != 0)
-        report(v, &v->corrupt, "%s %s: hash mismatch (tampered or corrupted), referenced by block %llu",
-               kind, path, (unsigned long long)blk_seq);
-    else if (rc == SILT_ENOTFOUND)
-        rc = 0; /* reported by the chain rules as a missing object */
-    free(path);
-    return rc == SILT_ENOMEM ? rc : 0;
+    vnames n;
+    n.offset = or_default(sv ? sv->offset_column : NULL, "offset");
+    n.op = or_default(sv ? sv->operation_type_column : NULL, "op");
+    n.system_time = or_default(sv ? sv->system_time_column : NULL, "system_time");
+    n.event_time = or_default(sv ? sv->event_time_column : NULL, "event_time");
+    return n;
 }
 
-static int check_block_objects(silt_dataset *ds, vctx *v, const odf_MetadataBlock *blk)
+static bool vnames_equal(const vnames *a, const vnames *b)
 {
-    const odf_DataSlice *data = NULL;
-    const odf_Checkpoint *cp = NULL;
+    return strcmp(a->offset, b->offset) == 0 && strcmp(a->op, b->op) == 0 &&
+           strcmp(a->system_time, b->system_time) == 0 && strcmp(a->event_time, b->event_time) == 0;
+}
+
+/* One data slice referenced by the chain. */
+typedef struct vslice {
+    uint64_t seq;              /* block sequence number */
+    const odf_DataSlice *sl;   /* borrowed from the block arena */
+    vnames names;              /* vocabulary in effect at the block */
+    char hash[SILT_MH_TEXT_LEN + 1];
+    char *path;                /* local file (owned), NULL for remote stores */
+    bool usable;               /* readable, system columns present: part of step 4 */
+    bool remote;               /* no local file (remote store): data not checked */
+    uint64_t retractions;      /* rows with op -R / -C */
+    bool position_fallback;    /* file has a column named file_row_number */
+} vslice;
+
+typedef struct vstate {
+    silt_dataset *ds;
+    vctx *v;
+    silt_engine *e;            /* opened lazily (owned) */
+    char *tmpdir;              /* spill directory of e (owned) */
+    vslice *slices;
+    size_t nslices, cap;
+} vstate;
+
+/* ---- chain env: objects are checked by this module, not by the rules ---- */
+
+typedef struct venv {
+    silt_dataset *ds;
+    odf_chain_env inner;
+} venv;
+
+static int venv_load_block(void *ctx, const uint8_t hash[SILT_MH_LEN], silt_arena *a,
+                           odf_MetadataBlock **out)
+{
+    venv *ve = ctx;
+    return ve->inner.load_block(ve->inner.ctx, hash, a, out);
+}
+
+static int venv_object_exists(void *ctx, const char *kind, const uint8_t hash[SILT_MH_LEN],
+                              uint64_t size)
+{
+    venv *ve = ctx;
+    char *path = ve->ds->store->ops->object_path(ve->ds->store, kind, hash);
+    if (path) {
+        free(path);
+        return 1; /* local object: checked (and reported by name) below */
+    }
+    return ve->inner.object_exists(ve->inner.ctx, kind, hash, size);
+}
+
+/* ---- objects: existence, size, physical hash ------------------------------ */
+
+/* Checks existence, size and SHA3-256 of a local object. *readable is set
+ * when the file exists and could be hashed. Returns < 0 only on ENOMEM. */
+static int check_file(silt_dataset *ds, vctx *v, const char *what, const char *kind,
+                      const odf_bytes *mh, uint64_t expected_size, uint64_t seq, char **path_out,
+                      bool *readable)
+{
+    *readable = false;
+    if (path_out)
+        *path_out = NULL;
+    char text[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(mh->data, SILT_MH_LEN, text);
+    char *path = ds->store->ops->object_path(ds->store, kind, mh->data);
+    if (!path)
+        return 0; /* remote backend: existence and size are checked by the rules */
+    uint64_t size = 0;
+    int rc = silt_store_stat(ds->store, kind, mh->data, &size);
+    if (rc == 0) {
+        report(v, &v->corrupt, "%s %s (block %llu): missing", what, text, (unsigned long long)seq);
+        free(path);
+        return 0;
+    }
+    if (rc < 0) {
+        report(v, &v->corrupt, "%s %s (block %llu): cannot read: %s", what, text,
+               (unsigned long long)seq, silt_error_last());
+        free(path);
+        return rc == SILT_ENOMEM ? rc : 0;
+    }
+    if (size != expected_size)
+        report(v, &v->corrupt, "%s %s (block %llu): size %llu but the block says %llu", what, text,
+               (unsigned long long)seq, (unsigned long long)size, (unsigned long long)expected_size);
+    uint8_t digest[SILT_SHA3_256_LEN];
+    rc = silt_sha3_file(path, digest, NULL);
+    if (rc < 0) {
+        report(v, &v->corrupt, "%s %s (block %llu): cannot read: %s", what, text,
+               (unsigned long long)seq, silt_error_last());
+        free(path);
+        return rc == SILT_ENOMEM ? rc : 0;
+    }
+    if (memcmp(digest, mh->data + 2, SILT_SHA3_256_LEN) != 0) {
+        uint8_t got[SILT_MH_LEN];
+        char got_text[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_wrap_sha3(digest, got);
+        silt_multihash_to_text(got, SILT_MH_LEN, got_text);
+        report(v, &v->corrupt, "%s %s (block %llu): physical hash mismatch: expected %s, got %s", what,
+               text, (unsigned long long)seq, text, got_text);
+    }
+    *readable = true;
+    if (path_out)
+        *path_out = path;
+    else
+        free(path);
+    return 0;
+}
+
+static bool valid_mh(const odf_bytes *mh)
+{
+    return mh->data && mh->len == SILT_MH_LEN && silt_multihash_check(mh->data, mh->len) == 0;
+}
+
+static const odf_DataSlice *block_data(const odf_MetadataBlock *blk, const odf_Checkpoint **cp)
+{
+    *cp = NULL;
     if (blk->event.type == ODF_MetadataEvent_AddData && blk->event.value) {
         const odf_AddData *e = blk->event.value;
-        data = e->new_data;
-        cp = e->new_checkpoint;
-    } else if (blk->event.type == ODF_MetadataEvent_ExecuteTransform && blk->event.value) {
-        const odf_ExecuteTransform *e = blk->event.value;
-        data = e->new_data;
-        cp = e->new_checkpoint;
+        *cp = e->new_checkpoint;
+        return e->new_data;
     }
-    int rc = 0;
-    if (data)
-        rc = check_object_hash(ds, v, "data", &data->physical_hash, blk->sequence_number);
-    if (rc == 0 && cp)
-        rc = check_object_hash(ds, v, "checkpoints", &cp->physical_hash, blk->sequence_number);
+    if (blk->event.type == ODF_MetadataEvent_ExecuteTransform && blk->event.value) {
+        const odf_ExecuteTransform *e = blk->event.value;
+        *cp = e->new_checkpoint;
+        return e->new_data;
+    }
+    return NULL;
+}
+
+/* Checks the checkpoint of a block at once and queues its data slice. */
+static int check_block_objects(vstate *s, const odf_MetadataBlock *blk, const vnames *names)
+{
+    const odf_Checkpoint *cp = NULL;
+    const odf_DataSlice *data = block_data(blk, &cp);
+    if (cp && valid_mh(&cp->physical_hash)) {
+        bool readable;
+        int rc = check_file(s->ds, s->v, "checkpoint file", "checkpoints", &cp->physical_hash, cp->size,
+                            blk->sequence_number, NULL, &readable);
+        if (rc < 0)
+            return rc;
+    }
+    if (!data || !valid_mh(&data->physical_hash))
+        return 0; /* malformed hashes are the chain rules' business */
+    if (s->nslices == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        vslice *ns = realloc(s->slices, cap * sizeof *ns);
+        if (!ns)
+            return silt_err(SILT_ENOMEM, "verify: out of memory");
+        s->slices = ns;
+        s->cap = cap;
+    }
+    vslice *sl = &s->slices[s->nslices++];
+    memset(sl, 0, sizeof *sl);
+    sl->seq = blk->sequence_number;
+    sl->sl = data;
+    sl->names = *names;
+    silt_multihash_to_text(data->physical_hash.data, SILT_MH_LEN, sl->hash);
+    return 0;
+}
+
+/* ---- engine helpers --------------------------------------------------------- */
+
+static int open_engine(vstate *s)
+{
+    if (s->e)
+        return 0;
+    int rc = silt_ws_mktemp(s->ds->ws, "tmp", &s->tmpdir);
+    if (rc < 0)
+        return rc;
+    silt_engine_opts o = {.spill_dir = s->tmpdir, .memory_limit = NULL, .threads = 0};
+    return silt_engine_open(&s->e, &o);
+}
+
+/* First row of a query as malloc'd strings (NULL for SQL NULL). */
+#define MAX_VALS 16
+typedef struct row1 {
+    size_t n;
+    char *vals[MAX_VALS];
+    bool got;
+    int rc;
+} row1;
+
+static int row1_cb(void *ctx, size_t ncols, const char *const *names, const char *const *values)
+{
+    (void)names;
+    row1 *r = ctx;
+    if (r->got)
+        return 0;
+    r->got = true;
+    r->n = ncols < MAX_VALS ? ncols : MAX_VALS;
+    for (size_t i = 0; i < r->n; i++) {
+        if (values[i] && !(r->vals[i] = strdup(values[i])))
+            return r->rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+    }
+    return 0;
+}
+
+static void row1_free(row1 *r)
+{
+    for (size_t i = 0; i < MAX_VALS; i++)
+        free(r->vals[i]);
+    memset(r, 0, sizeof *r);
+}
+
+static int query_row(silt_engine *e, const char *sql, row1 *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc = silt_engine_query_rows(e, sql, row1_cb, r);
+    if (rc == 0 && !r->got)
+        rc = silt_err(SILT_EINTERNAL, "verify: query returned no rows");
     return rc;
 }
+
+static uint64_t u64_of(const char *s) { return s ? strtoull(s, NULL, 10) : 0; }
+
+/* Column names of a query (malloc'd array of malloc'd strings). */
+typedef struct names_list {
+    char **v;
+    size_t n, cap;
+    int rc;
+} names_list;
+
+static int names_cb(void *ctx, size_t ncols, const char *const *names, const char *const *values)
+{
+    (void)names;
+    names_list *l = ctx;
+    if (ncols < 1 || !values[0])
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **nv = realloc(l->v, cap * sizeof *nv);
+        if (!nv)
+            return l->rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+        l->v = nv;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(values[0])))
+        return l->rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+    l->n++;
+    return 0;
+}
+
+static void names_free(names_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static bool names_has(const names_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Column names of `select` (DESCRIBE). */
+static int describe(silt_engine *e, const char *select, names_list *out)
+{
+    memset(out, 0, sizeof *out);
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&b, "DESCRIBE %s", select);
+    if (rc == 0)
+        rc = silt_engine_query_rows(e, b.data, names_cb, out);
+    if (rc == 0)
+        rc = out->rc;
+    silt_buf_free(&b);
+    if (rc < 0)
+        names_free(out);
+    return rc;
+}
+
+/* " (and N more rows)" or "" */
+static const char *more_rows(char *buf, size_t size, uint64_t total)
+{
+    if (total <= 1)
+        buf[0] = '\0';
+    else
+        snprintf(buf, size, " (and %llu more row%s)", (unsigned long long)(total - 1),
+                 total == 2 ? "" : "s");
+    return buf;
+}
+
+/* ---- step 3: one slice ---------------------------------------------------- */
+
+/* Quoted identifiers of the system columns of a slice. */
+typedef struct qnames {
+    char *offset, *op, *system_time, *event_time;
+} qnames;
+
+static void qnames_free(qnames *q)
+{
+    free(q->offset);
+    free(q->op);
+    free(q->system_time);
+    free(q->event_time);
+    memset(q, 0, sizeof *q);
+}
+
+static int qnames_make(qnames *q, const vnames *n)
+{
+    q->offset = silt_sql_ident(n->offset);
+    q->op = silt_sql_ident(n->op);
+    q->system_time = silt_sql_ident(n->system_time);
+    q->event_time = silt_sql_ident(n->event_time);
+    if (!q->offset || !q->op || !q->system_time || !q->event_time) {
+        qnames_free(q);
+        return silt_err(SILT_ENOMEM, "verify: out of memory");
+    }
+    return 0;
+}
+
+/* Row count, offsets, op values, correction pairs of one readable slice. */
+static int check_slice_content(vstate *s, vslice *sl, const char *qpath, const qnames *q)
+{
+    vctx *v = s->v;
+    const odf_OffsetInterval *iv = sl->sl->offset_interval;
+    unsigned long long seq = (unsigned long long)sl->seq;
+    /* row position in the file: DuckDB's virtual column, unless the file has
+     * a data column of that name (then the scan order of a single file) */
+    const char *pos = sl->position_fallback ? "(row_number() OVER () - 1)" : "file_row_number";
+    unsigned long long start = iv ? (unsigned long long)iv->start : 0;
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(
+        &b,
+        "SELECT count(*), "
+        "count(*) FILTER (WHERE bo), min(r) FILTER (WHERE bo), "
+        "arg_min(coalesce(CAST(o AS VARCHAR), 'NULL'), r) FILTER (WHERE bo), "
+        "count(*) FILTER (WHERE bp), min(r) FILTER (WHERE bp), "
+        "arg_min(coalesce(CAST(p AS VARCHAR), 'NULL'), r) FILTER (WHERE bp), "
+        "arg_min(coalesce(CAST(o AS VARCHAR), 'NULL'), r) FILTER (WHERE bp), "
+        "count(*) FILTER (WHERE p IN (1, 2)), count(*) FILTER (WHERE p IN (2, 3)) "
+        "FROM (SELECT r, o, p, (o IS NULL OR o <> CAST(%llu AS HUGEINT) + r) AS bo, "
+        "(p IS NULL OR p NOT IN (0, 1, 2, 3)) AS bp FROM "
+        "(SELECT %s AS r, %s AS o, %s AS p FROM read_parquet(%s)))",
+        start, pos, q->offset, q->op, qpath);
+    row1 r = {0};
+    if (rc == 0)
+        rc = query_row(s->e, b.data, &r);
+    if (rc == SILT_ENOMEM)
+        goto done;
+    if (rc < 0) {
+        report(v, &v->invalid, "data file %s (block %llu): cannot check the records: %s", sl->hash, seq,
+               silt_error_last());
+        sl->usable = false;
+        rc = 0;
+        goto done;
+    }
+    char more[64];
+    uint64_t nrows = u64_of(r.vals[0]);
+    if (iv && iv->end >= iv->start && nrows != iv->end - iv->start + 1)
+        report(v, &v->invalid, "data file %s (block %llu): %llu rows but offsetInterval %llu..%llu has %llu",
+               sl->hash, seq, (unsigned long long)nrows, (unsigned long long)iv->start,
+               (unsigned long long)iv->end, (unsigned long long)(iv->end - iv->start + 1));
+    uint64_t bad = u64_of(r.vals[1]);
+    if (bad && iv) {
+        uint64_t row = u64_of(r.vals[2]);
+        report(v, &v->invalid,
+               "data file %s (block %llu): row %llu has offset %s, expected %llu (offsets must be "
+               "%llu..%llu, dense and in order)%s",
+               sl->hash, seq, (unsigned long long)row + 1, r.vals[3] ? r.vals[3] : "NULL",
+               (unsigned long long)(iv->start + row), (unsigned long long)iv->start,
+               (unsigned long long)iv->end, more_rows(more, sizeof more, bad));
+    }
+    bad = u64_of(r.vals[4]);
+    if (bad)
+        report(v, &v->invalid,
+               "data file %s (block %llu): row %llu (offset %s): invalid op %s (must be 0 +A, 1 -R, "
+               "2 -C or 3 +C)%s",
+               sl->hash, seq, (unsigned long long)u64_of(r.vals[5]) + 1, r.vals[7] ? r.vals[7] : "NULL",
+               r.vals[6] ? r.vals[6] : "NULL", more_rows(more, sizeof more, bad));
+    sl->retractions = u64_of(r.vals[8]);
+    uint64_t corrections = u64_of(r.vals[9]);
+    row1_free(&r);
+    if (corrections == 0)
+        goto done;
+
+    /* correction pairs: anti-joins on the row position over the -C/+C rows */
+    silt_buf_clear(&b);
+    rc = silt_buf_printf(
+        &b,
+        "WITH t AS MATERIALIZED (SELECT * FROM (SELECT %s AS r, %s AS o, %s AS p FROM "
+        "read_parquet(%s)) WHERE p IN (2, 3)), "
+        "a AS (SELECT c.r, c.o FROM t c ANTI JOIN (SELECT r FROM t WHERE p = 2) x ON x.r = c.r - 1 "
+        "WHERE c.p = 3), "
+        "z AS (SELECT c.r, c.o FROM t c ANTI JOIN (SELECT r FROM t WHERE p = 3) x ON x.r = c.r + 1 "
+        "WHERE c.p = 2) "
+        "SELECT (SELECT count(*) FROM a), (SELECT min(r) FROM a), "
+        "(SELECT arg_min(coalesce(CAST(o AS VARCHAR), 'NULL'), r) FROM a), "
+        "(SELECT count(*) FROM z), (SELECT min(r) FROM z), "
+        "(SELECT arg_min(coalesce(CAST(o AS VARCHAR), 'NULL'), r) FROM z)",
+        pos, q->offset, q->op, qpath);
+    if (rc == 0)
+        rc = query_row(s->e, b.data, &r);
+    if (rc == SILT_ENOMEM)
+        goto done;
+    if (rc < 0) {
+        report(v, &v->invalid, "data file %s (block %llu): cannot check the correction pairs: %s",
+               sl->hash, seq, silt_error_last());
+        rc = 0;
+        goto done;
+    }
+    bad = u64_of(r.vals[0]);
+    if (bad)
+        report(v, &v->invalid,
+               "data file %s (block %llu): row %llu (offset %s): +C does not directly follow a -C%s",
+               sl->hash, seq, (unsigned long long)u64_of(r.vals[1]) + 1, r.vals[2] ? r.vals[2] : "NULL",
+               more_rows(more, sizeof more, bad));
+    bad = u64_of(r.vals[3]);
+    if (bad)
+        report(v, &v->invalid,
+               "data file %s (block %llu): row %llu (offset %s): -C is not directly followed by a +C%s",
+               sl->hash, seq, (unsigned long long)u64_of(r.vals[4]) + 1, r.vals[5] ? r.vals[5] : "NULL",
+               more_rows(more, sizeof more, bad));
+done:
+    row1_free(&r);
+    silt_buf_free(&b);
+    return rc;
+}
+
+static int check_slice(vstate *s, vslice *sl)
+{
+    vctx *v = s->v;
+    unsigned long long seq = (unsigned long long)sl->seq;
+    bool readable = false;
+    int rc = check_file(s->ds, v, "data file", "data", &sl->sl->physical_hash, sl->sl->size, sl->seq,
+                        &sl->path, &readable);
+    if (rc < 0 || !readable) {
+        if (rc == 0 && !sl->path) {
+            char *p = s->ds->store->ops->object_path(s->ds->store, "data", sl->sl->physical_hash.data);
+            sl->remote = !p;
+            free(p);
+        }
+        return rc;
+    }
+    rc = open_engine(s);
+    if (rc < 0)
+        return rc;
+    char *qpath = silt_sql_str(sl->path);
+    if (!qpath)
+        return silt_err(SILT_ENOMEM, "verify: out of memory");
+    silt_buf b = SILT_BUF_INIT;
+    names_list cols = {0};
+    qnames q = {0};
+    rc = silt_buf_printf(&b, "SELECT * FROM read_parquet(%s)", qpath);
+    if (rc == 0) {
+        rc = describe(s->e, b.data, &cols);
+        if (rc < 0 && rc != SILT_ENOMEM) {
+            report(v, &v->corrupt, "data file %s (block %llu): cannot read as Parquet: %s", sl->hash, seq,
+                   silt_error_last());
+            rc = 0;
+            goto done;
+        }
+    }
+    if (rc < 0)
+        goto done;
+
+    /* logical hash */
+    uint8_t lh[SILT_ARROW_MH_LEN];
+    int r = silt_parquet_logical_hash(s->e, sl->path, lh, NULL);
+    if (r == SILT_ENOMEM) {
+        rc = r;
+        goto done;
+    }
+    const odf_bytes *want = &sl->sl->logical_hash;
+    char got_text[SILT_ARROW_MH_TEXT_LEN + 1];
+    char want_text[2 * 64 + 2] = "(none)";
+    if (want->data && want->len > 0 && want->len <= 64)
+        silt_multihash_to_text(want->data, want->len, want_text);
+    if (r < 0) {
+        report(v, &v->corrupt, "data file %s (block %llu): cannot compute the logical hash: %s", sl->hash,
+               seq, silt_error_last());
+    } else if (!want->data || want->len != SILT_ARROW_MH_LEN || memcmp(want->data, lh, SILT_ARROW_MH_LEN)) {
+        silt_arrow_multihash_text(lh, got_text);
+        report(v, &v->corrupt, "data file %s (block %llu): logical hash mismatch: expected %s, got %s",
+               sl->hash, seq, want_text, got_text);
+    }
+
+    /* system columns of the vocabulary in effect */
+    const struct {
+        const char *name, *field;
+    } sys[] = {{sl->names.offset, "offsetColumn"},
+               {sl->names.op, "operationTypeColumn"},
+               {sl->names.system_time, "systemTimeColumn"},
+               {sl->names.event_time, "eventTimeColumn"}};
+    bool all = true;
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if (!names_has(&cols, sys[i].name)) {
+            report(v, &v->invalid, "data file %s (block %llu): no column '%s' (vocab %s)", sl->hash, seq,
+                   sys[i].name, sys[i].field);
+            all = false;
+        }
+    if (!all)
+        goto done;
+    sl->position_fallback = names_has(&cols, "file_row_number");
+    sl->usable = true;
+    rc = qnames_make(&q, &sl->names);
+    if (rc == 0)
+        rc = check_slice_content(s, sl, qpath, &q);
+done:
+    qnames_free(&q);
+    names_free(&cols);
+    silt_buf_free(&b);
+    free(qpath);
+    return rc;
+}
+
+/* ---- step 4: retractions over the whole history ---------------------------- */
+
+#define C_OFFSET "__silt_offset"
+#define C_OP "__silt_op"
+#define C_EVENT_TIME "__silt_event_time"
+
+/* SELECT over all slices with the system columns renamed to C_OFFSET, C_OP,
+ * C_EVENT_TIME and system_time dropped; one read_parquet per run of slices
+ * with the same vocabulary. */
+static int history_select(vstate *s, silt_buf *b)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < s->nslices;) {
+        size_t j = i + 1;
+        while (j < s->nslices && vnames_equal(&s->slices[i].names, &s->slices[j].names))
+            j++;
+        qnames q = {0};
+        rc = qnames_make(&q, &s->slices[i].names);
+        if (rc == 0)
+            rc = silt_buf_printf(b,
+                                 "%sSELECT * EXCLUDE (%s, %s, %s, %s), %s AS " C_OFFSET ", %s AS " C_OP
+                                 ", %s AS " C_EVENT_TIME " FROM read_parquet([",
+                                 i ? " UNION ALL BY NAME " : "", q.offset, q.op, q.system_time,
+                                 q.event_time, q.offset, q.op, q.event_time);
+        qnames_free(&q);
+        for (size_t k = i; rc == 0 && k < j; k++) {
+            char *qp = silt_sql_str(s->slices[k].path);
+            rc = qp ? silt_buf_printf(b, "%s%s", k > i ? ", " : "", qp) : SILT_ENOMEM;
+            free(qp);
+        }
+        if (rc == 0)
+            rc = silt_buf_puts(b, "], union_by_name = true)");
+        i = j;
+    }
+    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "verify: out of memory") : rc;
+}
+
+/* Slice holding offset o (slices are in offset order), or NULL. */
+static const vslice *slice_of(const vstate *s, uint64_t o)
+{
+    size_t lo = 0, hi = s->nslices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const odf_OffsetInterval *iv = s->slices[mid].sl->offset_interval;
+        if (!iv || iv->end < o)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < s->nslices) {
+        const odf_OffsetInterval *iv = s->slices[lo].sl->offset_interval;
+        if (iv && iv->start <= o && o <= iv->end)
+            return &s->slices[lo];
+    }
+    return NULL;
+}
+
+typedef struct bad_ctx {
+    vstate *s;
+    uint64_t total;
+} bad_ctx;
+
+static int bad_row_cb(void *ctx, size_t ncols, const char *const *names, const char *const *values)
+{
+    (void)names;
+    bad_ctx *bc = ctx;
+    vctx *v = bc->s->v;
+    if (ncols < 2)
+        return 0;
+    uint64_t o = u64_of(values[0]);
+    bool correction = values[1] && strcmp(values[1], "2") == 0;
+    const vslice *sl = slice_of(bc->s, o);
+    if (sl)
+        report(v, &v->invalid, "data file %s (block %llu): row %llu (offset %llu): %s of a record that is "
+                               "not present",
+               sl->hash, (unsigned long long)sl->seq,
+               (unsigned long long)(o - sl->sl->offset_interval->start + 1), (unsigned long long)o,
+               correction ? "-C" : "-R");
+    else
+        report(v, &v->invalid, "offset %llu: %s of a record that is not present", (unsigned long long)o,
+               correction ? "-C" : "-R");
+    return 0;
+}
+
+static int check_retractions(vstate *s)
+{
+    vctx *v = s->v;
+    uint64_t retractions = 0;
+    size_t unusable = 0;
+    for (size_t i = 0; i < s->nslices; i++) {
+        if (s->slices[i].remote)
+            return 0; /* remote stores: data is not read by verify yet */
+        if (!s->slices[i].usable)
+            unusable++;
+        retractions += s->slices[i].retractions;
+    }
+    if (s->nslices == 0 || (unusable == 0 && retractions == 0))
+        return 0;
+    if (unusable) {
+        report(v, &v->invalid,
+               "retractions and corrections were not checked against the history: %zu data file%s "
+               "could not be read",
+               unusable, unusable == 1 ? "" : "s");
+        return 0;
+    }
+    silt_buf hist = SILT_BUF_INIT, sql = SILT_BUF_INIT, keys = SILT_BUF_INIT, join = SILT_BUF_INIT;
+    names_list cols = {0};
+    int rc = history_select(s, &hist);
+    if (rc == 0) {
+        rc = describe(s->e, hist.data, &cols);
+        if (rc < 0 && rc != SILT_ENOMEM) {
+            report(v, &v->invalid, "cannot check retractions and corrections: %s", silt_error_last());
+            rc = 0;
+            goto done;
+        }
+    }
+    /* the tuple: every column but offset and op (system_time is excluded) */
+    size_t nkeys = 0;
+    for (size_t i = 0; rc == 0 && i < cols.n; i++) {
+        if (strcmp(cols.v[i], C_OFFSET) == 0 || strcmp(cols.v[i], C_OP) == 0)
+            continue;
+        char *qk = silt_sql_ident(cols.v[i]);
+        if (!qk) {
+            rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+            break;
+        }
+        rc = silt_buf_printf(&keys, "%sh.%s", nkeys ? ", " : "", qk);
+        if (rc == 0)
+            rc = silt_buf_printf(&join, "%sh.%s IS NOT DISTINCT FROM r.%s", nkeys ? " AND " : "", qk, qk);
+        free(qk);
+        nkeys++;
+    }
+    if (rc < 0)
+        goto done;
+    /* Only tuples that are ever retracted matter: a semi-join keeps their
+     * rows, a running sum per tuple in offset order must never go negative
+     * at a -R/-C. */
+    if (nkeys)
+        rc = silt_buf_printf(
+            &sql,
+            "CREATE OR REPLACE TEMP TABLE __silt_verify_bad AS "
+            "WITH h AS NOT MATERIALIZED (%s), "
+            "r AS (SELECT DISTINCT %s FROM h WHERE h." C_OP " IN (1, 2)), "
+            "c AS (SELECT h." C_OFFSET " AS o, h." C_OP " AS p, sum(CASE WHEN h." C_OP
+            " IN (0, 3) THEN 1 WHEN h." C_OP " IN (1, 2) THEN -1 ELSE 0 END) OVER (PARTITION BY %s "
+            "ORDER BY h." C_OFFSET " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS net "
+            "FROM h SEMI JOIN r ON %s) "
+            "SELECT o, p FROM c WHERE p IN (1, 2) AND net < 0",
+            hist.data, keys.data, keys.data, join.data);
+    else
+        rc = silt_buf_printf(
+            &sql,
+            "CREATE OR REPLACE TEMP TABLE __silt_verify_bad AS "
+            "WITH c AS (SELECT h." C_OFFSET " AS o, h." C_OP " AS p, sum(CASE WHEN h." C_OP
+            " IN (0, 3) THEN 1 WHEN h." C_OP " IN (1, 2) THEN -1 ELSE 0 END) OVER (ORDER BY h." C_OFFSET
+            " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS net FROM (%s) h) "
+            "SELECT o, p FROM c WHERE p IN (1, 2) AND net < 0",
+            hist.data);
+    if (rc < 0)
+        goto done;
+    rc = silt_engine_exec(s->e, sql.data);
+    if (rc < 0 && rc != SILT_ENOMEM) {
+        report(v, &v->invalid, "cannot check retractions and corrections: %s", silt_error_last());
+        rc = 0;
+        goto done;
+    }
+    if (rc < 0)
+        goto done;
+    uint64_t total = 0;
+    rc = silt_engine_query_u64(s->e, &total, "SELECT count(*) FROM __silt_verify_bad");
+    bad_ctx bc = {s, total};
+    if (rc == 0 && total) {
+        silt_buf_clear(&sql);
+        rc = silt_buf_printf(&sql, "SELECT CAST(o AS VARCHAR), CAST(p AS VARCHAR) FROM __silt_verify_bad "
+                                   "ORDER BY o LIMIT %d",
+                             MAX_CHANGELOG_LINES);
+        if (rc == 0)
+            rc = silt_engine_query_rows(s->e, sql.data, bad_row_cb, &bc);
+        if (rc == 0 && total > MAX_CHANGELOG_LINES)
+            report(v, &v->invalid, "%llu more -R/-C rows of records that are not present",
+                   (unsigned long long)(total - MAX_CHANGELOG_LINES));
+    }
+    if (rc < 0 && rc != SILT_ENOMEM) {
+        report(v, &v->invalid, "cannot check retractions and corrections: %s", silt_error_last());
+        rc = 0;
+    }
+    silt_engine_exec(s->e, "DROP TABLE IF EXISTS __silt_verify_bad");
+done:
+    names_free(&cols);
+    silt_buf_free(&hist);
+    silt_buf_free(&sql);
+    silt_buf_free(&keys);
+    silt_buf_free(&join);
+    return rc;
+}
+
+static int check_data(vstate *s)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < s->nslices; i++)
+        rc = check_slice(s, &s->slices[i]);
+    if (rc == 0)
+        rc = check_retractions(s);
+    return rc;
+}
+
+static void vstate_free(vstate *s)
+{
+    for (size_t i = 0; i < s->nslices; i++)
+        free(s->slices[i].path);
+    free(s->slices);
+    silt_engine_free(s->e);
+    if (s->tmpdir) {
+        char saved[1024];
+        snprintf(saved, sizeof saved, "%s", silt_error_last());
+        silt_fs_remove_tree(s->tmpdir);
+        silt_err(SILT_EINTERNAL, "%s", saved); /* keep the message of a failure */
+        free(s->tmpdir);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- entry point -------------------------------------------------------------- */
 
 int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
 {
@@ -161,15 +898,19 @@ int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
                  (unsigned long long)blk->sequence_number);
         memcpy(cur, blk->prev_block_hash.data, SILT_MH_LEN);
     }
-    /* 2. forward: chain rules and referenced objects */
+    /* 2. forward: chain rules, checkpoints; data slices are queued */
+    vstate s = {.ds = ds, .v = &v};
     odf_chain_state st;
     if (rc == 0 && complete)
         rc = odf_chain_state_init(&st);
     else
         complete = false;
     if (rc == 0 && complete) {
-        odf_chain_env env;
-        silt_ds_chain_env(ds, &env);
+        venv ve = {.ds = ds};
+        silt_ds_chain_env(ds, &ve.inner);
+        odf_chain_env env = {.ctx = &ve, .load_block = venv_load_block,
+                             .object_exists = venv_object_exists};
+        vnames names = vocab_names(NULL);
         for (size_t i = n; i-- > 0;) {
             char text[SILT_MH_TEXT_LEN + 1];
             silt_multihash_to_text(list[i].hash, SILT_MH_LEN, text);
@@ -186,7 +927,9 @@ int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
                            (unsigned long long)list[i].blk->sequence_number);
                 break;
             }
-            rc = check_block_objects(ds, &v, list[i].blk);
+            if (list[i].blk->event.type == ODF_MetadataEvent_SetVocab && list[i].blk->event.value)
+                names = vocab_names(list[i].blk->event.value);
+            rc = check_block_objects(&s, list[i].blk, &names);
             if (rc == 0)
                 rc = odf_chain_apply(&st, list[i].blk, list[i].hash);
             if (rc < 0)
@@ -194,13 +937,19 @@ int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
         }
         odf_chain_state_free(&st);
     }
+    /* 3./4. data slices and the changelog */
+    if (rc == 0)
+        rc = check_data(&s);
+    vstate_free(&s);
     free(list);
     silt_arena_free(a);
     if (rc < 0)
         return rc;
     int problems = v.corrupt + v.invalid;
-    if (problems == 0)
+    if (problems == 0) {
+        silt_err_clear();
         return 0;
+    }
     return silt_err(v.corrupt ? SILT_ECORRUPT : SILT_EVALIDATION,
                     "dataset '%s': verification failed (%d problem%s)", ds->name, problems,
                     problems == 1 ? "" : "s");

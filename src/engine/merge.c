@@ -15,8 +15,10 @@
  *    `out`/`out_state` only at the very end, so a failed merge leaves nothing.
  *  - All produced columns carry the input's types: the previous state is used
  *    directly only if its columns have exactly those types, otherwise it is
- *    copied into a table created from the input's schema (INSERT … BY NAME
- *    converts Parquet-widened types back).
+ *    copied into an empty table created from the input's schema (the INSERT
+ *    converts Parquet-widened types back; missing columns stay NULL).
+ *  - Input copies are avoided in the common case: Ledger/Snapshot/Upsert only
+ *    materialize a deduplicated input when some key occurs more than once.
  *  - SQL text is built in a sticky-error buffer (msql); every identifier goes
  *    through silt_sql_ident and every literal through silt_sql_str.
  */
@@ -38,6 +40,7 @@
 #define W_SRC "__silt_merge_src"
 #define W_OUT "__silt_merge_out"
 #define W_STATE "__silt_merge_state"
+#define W_CHK "__silt_merge_chk"
 
 /* ---- sticky-error SQL builder ------------------------------------------ */
 
@@ -112,6 +115,8 @@ typedef struct mctx {
     char *qprev;   /* quoted user prev_state, NULL if none */
     const char *src; /* ChangelogStream: relation with __silt_r positions */
     char *src_owned;
+    const char *newrel; /* Ledger/Snapshot: deduplicated input rows with __silt_r */
+    char *newrel_owned;
 } mctx;
 
 static void free_cols(mcol *c, size_t n)
@@ -198,11 +203,12 @@ static void ctx_free(mctx *c)
     free(c->cmp);
     free(c->qprev);
     free(c->src_owned);
+    free(c->newrel_owned);
 }
 
 #define DROP_WORK_SQL                                                                                              \
     "DROP TABLE IF EXISTS " W_PREV "; DROP TABLE IF EXISTS " W_NEW "; DROP TABLE IF EXISTS " W_SRC                 \
-    "; DROP TABLE IF EXISTS " W_OUT "; DROP TABLE IF EXISTS " W_STATE ";"
+    "; DROP TABLE IF EXISTS " W_OUT "; DROP TABLE IF EXISTS " W_STATE "; DROP TABLE IF EXISTS " W_CHK ";"
 
 /* Drops all work tables after a failure with code rc; a failure of the drop
  * itself must not mask the original message. */
@@ -308,9 +314,6 @@ static int query_first(mctx *c, msql *q, first_row *f)
     memset(f, 0, sizeof *f);
     if (q->err)
         return q->err;
-#ifdef SILT_MERGE_TRACE
-    fprintf(stderr, "[query] %.300s\n", q->b.data);
-#endif
     int rc = silt_engine_query_rows(c->e, q->b.data, first_row_cb, f);
     mq_reset(q);
     if (rc == 1)
@@ -318,22 +321,11 @@ static int query_first(mctx *c, msql *q, first_row *f)
     return rc;
 }
 
-#ifdef SILT_MERGE_TRACE
-#include <time.h>
-#endif
 static int exec_q(mctx *c, msql *q)
 {
     if (q->err)
         return q->err;
-#ifdef SILT_MERGE_TRACE
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = silt_engine_exec(c->e, q->b.data);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    fprintf(stderr, "[%.2fs] %.300s\n", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, q->b.data);
-#else
-    int rc = silt_engine_exec(c->e, q->b.data);
-#endif
     mq_reset(q);
     return rc;
 }
@@ -409,22 +401,43 @@ static int check_ops(mctx *c, msql *q)
     return rc;
 }
 
-/* Ledger/Snapshot: W_NEW = distinct input rows with the rowid of their first
- * occurrence (__silt_r); error when a key has several distinct rows. */
+/* Ledger/Snapshot: c->newrel = the input rows with __silt_r (input order),
+ * fully identical duplicates collapsed into their first occurrence; error
+ * when a key has several distinct rows. The common case (no duplicate keys)
+ * costs one aggregation over the key columns and no copy. */
 static int dedupe_input(mctx *c, msql *q)
 {
+    mq_printf(q, "SELECT 1 FROM %s GROUP BY ", c->qin);
+    put_pk_cols(q, c, "");
+    mq_puts(q, " HAVING count(*) > 1 LIMIT 1");
+    first_row f;
+    int rc = query_first(c, q, &f);
+    bool dups = f.found;
+    first_row_free(&f);
+    if (rc)
+        return rc;
+    if (!dups) {
+        mq_printf(q, "(SELECT rowid AS __silt_r, * FROM %s)", c->qin);
+        if (q->err)
+            return q->err;
+        c->newrel_owned = silt_buf_detach(&q->b);
+        mq_reset(q);
+        if (!c->newrel_owned)
+            return SILT_ENOMEM;
+        c->newrel = c->newrel_owned;
+        return 0;
+    }
     mq_printf(q, "CREATE TEMP TABLE " W_NEW " AS SELECT min(rowid) AS __silt_r, ");
     put_row_cols(q, c, "");
     mq_printf(q, " FROM %s GROUP BY ALL", c->qin);
-    int rc = exec_q(c, q);
-    if (rc)
+    c->newrel = W_NEW;
+    if ((rc = exec_q(c, q)))
         return rc;
     mq_puts(q, "SELECT ");
     put_key_text(q, c, "");
     mq_puts(q, " FROM " W_NEW " GROUP BY ");
     put_pk_cols(q, c, "");
     mq_puts(q, " HAVING count(*) > 1 ORDER BY min(__silt_r) LIMIT 1");
-    first_row f;
     rc = query_first(c, q, &f);
     if (!rc && f.found)
         rc = silt_err(SILT_EINVAL, "duplicate primary key %s with different values", f.v[0] ? f.v[0] : "?");
@@ -523,7 +536,7 @@ static int merge_ledger(mctx *c, msql *q, const char *prev_state)
         return rc;
     mq_printf(q, "CREATE TEMP TABLE " W_OUT " AS SELECT CAST(0 AS UTINYINT) AS %s, ", c->qop_out);
     put_row_cols(q, c, "n.");
-    mq_printf(q, " FROM " W_NEW " n WHERE NOT EXISTS (SELECT 1 FROM %s p WHERE ", c->P);
+    mq_printf(q, " FROM %s n WHERE NOT EXISTS (SELECT 1 FROM %s p WHERE ", c->newrel, c->P);
     put_pk_eq(q, c, "p", "n");
     mq_printf(q, ") ORDER BY n.%s ASC NULLS FIRST, n.__silt_r", c->in[c->et].qname);
     if ((rc = exec_q(c, q)))
@@ -554,6 +567,22 @@ static void put_pick_cols(msql *q, const mctx *c, const char *old_cond)
     }
 }
 
+/* Snapshot/Upsert new state from the changelog just produced: previous rows
+ * of keys the changelog did not retract or correct, plus the +A/+C rows.
+ * (Costs one scan of the state and an anti-join against `out`, which is
+ * usually small, instead of a second join with the whole input.) */
+static int state_from_out(mctx *c, msql *q)
+{
+    mq_puts(q, "CREATE TEMP TABLE " W_STATE " AS SELECT ");
+    put_row_cols(q, c, "p.");
+    mq_printf(q, " FROM %s p WHERE NOT EXISTS (SELECT 1 FROM " W_OUT " x WHERE x.%s IN (1, 2) AND ", c->P, c->qop_out);
+    put_pk_eq(q, c, "x", "p");
+    mq_puts(q, ") UNION ALL SELECT ");
+    put_row_cols(q, c, "");
+    mq_printf(q, " FROM " W_OUT " WHERE %s IN (0, 3)", c->qop_out);
+    return exec_q(c, q);
+}
+
 static int merge_snapshot(mctx *c, msql *q, const char *prev_state)
 {
     int rc = check_null_keys(c, q);
@@ -573,7 +602,7 @@ static int merge_snapshot(mctx *c, msql *q, const char *prev_state)
     put_prev_rel(q, c, "o");
     mq_puts(q, " FULL OUTER JOIN (SELECT true AS __silt_p, ");
     put_row_cols(q, c, "");
-    mq_puts(q, " FROM " W_NEW ") n ON ");
+    mq_printf(q, " FROM %s) n ON ", c->newrel);
     put_pk_eq(q, c, "o", "n");
     mq_puts(q, " CROSS JOIN (VALUES (0), (1)) t(__silt_i) WHERE (o.__silt_p IS NULL OR n.__silt_p IS NULL OR ");
     put_changed(q, c);
@@ -582,30 +611,10 @@ static int merge_snapshot(mctx *c, msql *q, const char *prev_state)
     mq_printf(q, ", %s", c->qop_out);
     if ((rc = exec_q(c, q)))
         return rc;
-    /* New state: the new snapshot, keeping the old row for unchanged keys. */
-    mq_puts(q, "CREATE TEMP TABLE " W_STATE " AS SELECT ");
-    msql cond = {SILT_BUF_INIT, 0};
-    mq_puts(&cond, "o.__silt_p IS NOT NULL AND NOT ");
-    put_changed(&cond, c);
-    if (cond.err) {
-        silt_buf_free(&cond.b);
-        return cond.err;
-    }
-    /* put_pick_cols starts with ", ": emit the first column by hand. */
-    {
-        const char *k = c->in[c->et].qname;
-        mq_printf(q, "CASE WHEN %s THEN o.%s ELSE n.%s END AS %s", cond.b.data, k, k, k);
-        for (size_t i = 0; i < c->ndata; i++) {
-            k = c->in[c->data[i]].qname;
-            mq_printf(q, ", CASE WHEN %s THEN o.%s ELSE n.%s END AS %s", cond.b.data, k, k, k);
-        }
-    }
-    silt_buf_free(&cond.b);
-    mq_puts(q, " FROM " W_NEW " n LEFT JOIN ");
-    put_prev_rel(q, c, "o");
-    mq_puts(q, " ON ");
-    put_pk_eq(q, c, "o", "n");
-    return exec_q(c, q);
+    /* New state: the new snapshot, except that unchanged keys keep their
+     * old row (old event time, old values of columns outside the compare
+     * set): that is what the dataset holds for them. */
+    return state_from_out(c, q);
 }
 
 /* ChangelogStream: c->src = relation (input rows + dense 0-based __silt_r). */
@@ -648,32 +657,39 @@ static int merge_changelog(mctx *c, msql *q, const char *prev_state)
     if (rc)
         return rc;
     const char *op = c->in[c->op].qname;
-    /* Per row: err 1 = +C not right after a -C of the key, 2 = -C not right
-     * before a +C of the key, 3 = +A of a present key, 4 = -R/-C of an absent
-     * key, 5 = -R/-C with values other than the current ones. "Present" and
+    /* Neighbours of every row among the rows of the same key, over a narrow
+     * projection (positions, op, key) so the window stays small. */
+    mq_printf(q, "CREATE TEMP TABLE " W_CHK " AS SELECT __silt_r, %s AS __silt_op, ", op);
+    put_pk_cols(q, c, "");
+    mq_printf(q, ", lag(%s) OVER w AS __silt_pop, lag(__silt_r) OVER w AS __silt_pr, lead(%s) OVER w AS __silt_nop, "
+                 "lead(__silt_r) OVER w AS __silt_nr FROM %s WINDOW w AS (PARTITION BY ",
+              op, op, c->src);
+    put_pk_cols(q, c, "");
+    mq_puts(q, " ORDER BY __silt_r)");
+    if ((rc = exec_q(c, q)))
+        return rc;
+    /* err 1 = +C not right after a -C of the key, 2 = -C not right before a
+     * +C of the key, 3 = +A of a present key, 4 = -R/-C of an absent key,
+     * 5 = -R/-C with values other than the current ones. "Present" and
      * "current values" come from the previous row of the same key in the
-     * batch, or from the state when there is none. */
-    mq_printf(q, "SELECT CAST(__silt_r AS VARCHAR), CAST(__silt_op AS VARCHAR), CAST(__silt_err AS VARCHAR), __silt_key "
-                 "FROM (SELECT x.__silt_r, x.%s AS __silt_op, ",
-              op);
-    put_key_text(q, c, "x.");
-    mq_printf(q, " AS __silt_key, CASE WHEN x.%s = 3 AND (lag(x.%s) OVER w IS DISTINCT FROM 2 OR "
-                 "lag(x.__silt_r) OVER w IS DISTINCT FROM x.__silt_r - 1) THEN 1 "
-                 "WHEN x.%s = 2 AND (lead(x.%s) OVER w IS DISTINCT FROM 3 OR "
-                 "lead(x.__silt_r) OVER w IS DISTINCT FROM x.__silt_r + 1) THEN 2 ",
-              op, op, op, op);
-    msql present = {SILT_BUF_INIT, 0};
-    mq_printf(&present, "(CASE WHEN lag(x.__silt_r) OVER w IS NULL THEN s.__silt_p IS NOT NULL "
-                        "ELSE lag(x.%s) OVER w IN (0, 3) END)",
-              op);
-    if (present.err) {
-        silt_buf_free(&present.b);
-        return present.err;
-    }
-    mq_printf(q, "WHEN x.%s = 0 AND %s THEN 3 WHEN x.%s IN (1, 2) AND NOT %s THEN 4 ", op, present.b.data, op,
-              present.b.data);
-    silt_buf_free(&present.b);
-    mq_printf(q, "WHEN x.%s IN (1, 2) AND NOT (CASE WHEN lag(x.__silt_r) OVER w IS NULL THEN (true", op);
+     * batch, or from the state when there is none. The first offending row
+     * (then the lowest code) is reported. */
+    mq_printf(q, "SELECT CAST(__silt_r AS VARCHAR), CAST(__silt_op AS VARCHAR), CAST(__silt_err AS VARCHAR) FROM ("
+                 "SELECT c.__silt_r, c.__silt_op, CASE "
+                 "WHEN c.__silt_op = 3 AND (c.__silt_pop IS DISTINCT FROM 2 OR c.__silt_pr IS DISTINCT FROM c.__silt_r - 1) THEN 1 "
+                 "WHEN c.__silt_op = 2 AND (c.__silt_nop IS DISTINCT FROM 3 OR c.__silt_nr IS DISTINCT FROM c.__silt_r + 1) THEN 2 "
+                 "WHEN c.__silt_op = 0 AND %s THEN 3 WHEN c.__silt_op IN (1, 2) AND NOT %s THEN 4 ELSE 0 END AS __silt_err "
+                 "FROM " W_CHK " c LEFT JOIN (SELECT true AS __silt_p, ",
+              "(CASE WHEN c.__silt_pr IS NULL THEN s.__silt_p IS NOT NULL ELSE c.__silt_pop IN (0, 3) END)",
+              "(CASE WHEN c.__silt_pr IS NULL THEN s.__silt_p IS NOT NULL ELSE c.__silt_pop IN (0, 3) END)");
+    put_pk_cols(q, c, "");
+    mq_printf(q, " FROM %s) s ON ", c->P);
+    put_pk_eq(q, c, "s", "c");
+    mq_puts(q, " UNION ALL SELECT c.__silt_r, c.__silt_op, 5 FROM " W_CHK " c JOIN ");
+    mq_printf(q, "%s x ON x.__silt_r = c.__silt_r LEFT JOIN %s y ON y.__silt_r = c.__silt_pr LEFT JOIN %s s ON ", c->src,
+              c->src, c->P);
+    put_pk_eq(q, c, "s", "c");
+    mq_puts(q, " WHERE c.__silt_op IN (1, 2) AND NOT (CASE WHEN c.__silt_pr IS NULL THEN (true");
     for (size_t i = 0; i <= c->ndata; i++) {
         const char *k = c->in[i == 0 ? c->et : c->data[i - 1]].qname;
         mq_printf(q, " AND s.%s IS NOT DISTINCT FROM x.%s", k, k);
@@ -681,15 +697,9 @@ static int merge_changelog(mctx *c, msql *q, const char *prev_state)
     mq_puts(q, ") ELSE (true");
     for (size_t i = 0; i <= c->ndata; i++) {
         const char *k = c->in[i == 0 ? c->et : c->data[i - 1]].qname;
-        mq_printf(q, " AND lag(x.%s) OVER w IS NOT DISTINCT FROM x.%s", k, k);
+        mq_printf(q, " AND y.%s IS NOT DISTINCT FROM x.%s", k, k);
     }
-    mq_printf(q, ") END) THEN 5 ELSE 0 END AS __silt_err FROM %s x LEFT JOIN ", c->src);
-    put_prev_rel(q, c, "s");
-    mq_puts(q, " ON ");
-    put_pk_eq(q, c, "s", "x");
-    mq_puts(q, " WINDOW w AS (PARTITION BY ");
-    put_pk_cols(q, c, "x.");
-    mq_puts(q, " ORDER BY x.__silt_r)) WHERE __silt_err <> 0 ORDER BY __silt_r LIMIT 1");
+    mq_puts(q, ") END)) WHERE __silt_err <> 0 ORDER BY __silt_r, __silt_err LIMIT 1");
     first_row f;
     rc = query_first(c, q, &f);
     if (!rc && f.found) {
@@ -697,25 +707,36 @@ static int merge_changelog(mctx *c, msql *q, const char *prev_state)
         static const char *const opn[] = {"+A", "-R", "-C", "+C"};
         int o = atoi(f.v[1] ? f.v[1] : "0");
         const char *on = o >= 0 && o <= 3 ? opn[o] : "?";
-        const char *key = f.v[3] ? f.v[3] : "?";
-        switch (atoi(f.v[2] ? f.v[2] : "0")) {
-        case 1:
-            rc = silt_err(SILT_EINVAL, "+C in row %llu does not directly follow a -C of the same key %s", row, key);
-            break;
-        case 2:
-            rc = silt_err(SILT_EINVAL, "-C in row %llu is not directly followed by a +C of the same key %s", row,
-                          key);
-            break;
-        case 3:
-            rc = silt_err(SILT_EINVAL, "+A in row %llu for key %s that is already present", row, key);
-            break;
-        case 4:
-            rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s that is not present", on, row, key);
-            break;
-        default:
-            rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s does not carry the current values", on, row, key);
-            break;
+        int err = atoi(f.v[2] ? f.v[2] : "0");
+        first_row kf;
+        mq_puts(q, "SELECT ");
+        put_key_text(q, c, "");
+        mq_printf(q, " FROM %s WHERE __silt_r = %s", c->src, f.v[0] ? f.v[0] : "0");
+        rc = query_first(c, q, &kf);
+        const char *key = kf.v[0] ? kf.v[0] : "?";
+        if (!rc) {
+            switch (err) {
+            case 1:
+                rc = silt_err(SILT_EINVAL, "+C in row %llu does not directly follow a -C of the same key %s", row,
+                              key);
+                break;
+            case 2:
+                rc = silt_err(SILT_EINVAL, "-C in row %llu is not directly followed by a +C of the same key %s", row,
+                              key);
+                break;
+            case 3:
+                rc = silt_err(SILT_EINVAL, "+A in row %llu for key %s that is already present", row, key);
+                break;
+            case 4:
+                rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s that is not present", on, row, key);
+                break;
+            default:
+                rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s does not carry the current values", on, row,
+                              key);
+                break;
+            }
         }
+        first_row_free(&kf);
     }
     first_row_free(&f);
     if (rc)
@@ -734,9 +755,9 @@ static int merge_changelog(mctx *c, msql *q, const char *prev_state)
     put_pk_eq(q, c, "x", "p");
     mq_puts(q, ") UNION ALL SELECT ");
     put_row_cols(q, c, "");
-    mq_printf(q, " FROM (SELECT * FROM %s QUALIFY row_number() OVER (PARTITION BY ", c->src);
-    put_pk_cols(q, c, "");
-    mq_printf(q, " ORDER BY __silt_r DESC) = 1) WHERE %s IN (0, 3)", op);
+    mq_printf(q, " FROM %s WHERE __silt_r IN (SELECT __silt_r FROM " W_CHK " WHERE __silt_nr IS NULL AND "
+                 "__silt_op IN (0, 3))",
+              c->src);
     return exec_q(c, q);
 }
 
@@ -749,25 +770,47 @@ static int merge_upsert(mctx *c, msql *q, const char *prev_state)
         rc = prepare_prev(c, q, prev_state, false);
     if (rc)
         return rc;
-    /* Last row per key wins. */
-    mq_puts(q, "CREATE TEMP TABLE " W_NEW " AS SELECT ");
+    /* Last row per key wins (n = the winners, __silt_op 1 = delete). */
+    mq_printf(q, "SELECT 1 FROM %s GROUP BY ", c->qin);
+    put_pk_cols(q, c, "");
+    mq_puts(q, " HAVING count(*) > 1 LIMIT 1");
+    first_row f;
+    rc = query_first(c, q, &f);
+    bool dups = f.found;
+    first_row_free(&f);
+    if (rc)
+        return rc;
+    mq_puts(q, dups ? "CREATE TEMP TABLE " W_NEW " AS SELECT " : "(SELECT ");
     if (c->op >= 0)
         mq_printf(q, "CAST(%s AS INTEGER)", c->in[c->op].qname);
     else
         mq_puts(q, "0");
     mq_puts(q, " AS __silt_op, ");
     put_row_cols(q, c, "");
-    mq_printf(q, " FROM %s QUALIFY row_number() OVER (PARTITION BY ", c->qin);
-    put_pk_cols(q, c, "");
-    mq_puts(q, " ORDER BY rowid DESC) = 1");
-    if ((rc = exec_q(c, q)))
-        return rc;
+    mq_printf(q, " FROM %s", c->qin);
+    if (dups) {
+        mq_printf(q, " WHERE rowid IN (SELECT max(rowid) FROM %s GROUP BY ", c->qin);
+        put_pk_cols(q, c, "");
+        mq_puts(q, ")");
+        c->newrel = W_NEW;
+        if ((rc = exec_q(c, q)))
+            return rc;
+    } else {
+        mq_puts(q, ")");
+        if (q->err)
+            return q->err;
+        c->newrel_owned = silt_buf_detach(&q->b);
+        mq_reset(q);
+        if (!c->newrel_owned)
+            return SILT_ENOMEM;
+        c->newrel = c->newrel_owned;
+    }
 
     mq_printf(q, "CREATE TEMP TABLE " W_OUT " AS SELECT * FROM (SELECT CAST(CASE WHEN t.__silt_i = 1 THEN 2 "
                  "WHEN n.__silt_op = 1 THEN 1 WHEN o.__silt_p IS NULL THEN 0 ELSE 3 END AS UTINYINT) AS %s",
               c->qop_out);
     put_pick_cols(q, c, "t.__silt_i = 1 OR n.__silt_op = 1");
-    mq_puts(q, " FROM " W_NEW " n LEFT JOIN ");
+    mq_printf(q, " FROM %s n LEFT JOIN ", c->newrel);
     put_prev_rel(q, c, "o");
     mq_puts(q, " ON ");
     put_pk_eq(q, c, "o", "n");
@@ -780,29 +823,7 @@ static int merge_upsert(mctx *c, msql *q, const char *prev_state)
     if ((rc = exec_q(c, q)))
         return rc;
 
-    mq_puts(q, "CREATE TEMP TABLE " W_STATE " AS SELECT ");
-    put_row_cols(q, c, "p.");
-    mq_printf(q, " FROM %s p WHERE NOT EXISTS (SELECT 1 FROM " W_NEW " n WHERE ", c->P);
-    put_pk_eq(q, c, "n", "p");
-    mq_puts(q, ") UNION ALL SELECT ");
-    msql cond = {SILT_BUF_INIT, 0};
-    mq_puts(&cond, "o.__silt_p IS NOT NULL AND NOT ");
-    put_changed(&cond, c);
-    if (cond.err) {
-        silt_buf_free(&cond.b);
-        return cond.err;
-    }
-    for (size_t i = 0; i <= c->ndata; i++) {
-        const char *k = c->in[i == 0 ? c->et : c->data[i - 1]].qname;
-        mq_printf(q, "%sCASE WHEN %s THEN o.%s ELSE n.%s END AS %s", i ? ", " : "", cond.b.data, k, k, k);
-    }
-    silt_buf_free(&cond.b);
-    mq_puts(q, " FROM " W_NEW " n LEFT JOIN ");
-    put_prev_rel(q, c, "o");
-    mq_puts(q, " ON ");
-    put_pk_eq(q, c, "o", "n");
-    mq_puts(q, " WHERE n.__silt_op <> 1");
-    return exec_q(c, q);
+    return state_from_out(c, q);
 }
 
 /* ---- entry point -------------------------------------------------------- */
@@ -966,7 +987,7 @@ int silt_merge(silt_engine *e, const silt_merge_spec *spec, const char *input, c
         drop_work(e, rc);
     else
         silt_engine_exec(e, "DROP TABLE IF EXISTS " W_PREV "; DROP TABLE IF EXISTS " W_NEW
-                            "; DROP TABLE IF EXISTS " W_SRC ";");
+                            "; DROP TABLE IF EXISTS " W_SRC "; DROP TABLE IF EXISTS " W_CHK ";");
     if (!rc && out_rows)
         *out_rows = n;
     silt_buf_free(&q.b);

@@ -717,7 +717,10 @@ static int reject_cb(void *ctx, size_t ncols, const char *const *names, const ch
     return 1;
 }
 
-static int stage_csv(rd *r, const char *path, const char *stg, strlist *cols)
+/* Scans the first non-empty record of a CSV file and fills `cols` with the
+ * output column names: the schema's (whose field count must match) or the
+ * header's / Spark's _cN. Errors: empty file, field count mismatch. */
+static int csv_columns(rd *r, const char *path, strlist *cols)
 {
     csv_it it;
     int rc = csv_open(r, path, &it);
@@ -778,30 +781,47 @@ static int stage_csv(rd *r, const char *path, const char *stg, strlist *cols)
         }
     }
     silt_buf_free(&fields);
+    return rc;
+}
+
+/* Appends "read_csv('<path>', <dialect options>" (no closing parenthesis) to
+ * `sql`: the reader options shared by the staging and the fast path, so both
+ * tokenize every input identically. */
+static int csv_read_opts(rd *r, silt_buf *sql, const char *path)
+{
+    bool header = r->csv->has_header && r->csv->header;
+    const char *quote = opt_or(r->csv->quote, "\"");
+    const char *esc = *quote ? opt_or(r->csv->escape, "\\") : "";
+    int rc = silt_buf_puts(sql, "read_csv(");
+    rc = rc ? rc : buf_sql_str(sql, path);
+    rc = rc ? rc : silt_buf_puts(sql, ", auto_detect=false, strict_mode=true, null_padding=false, comment='', skip=0, "
+                                      "encoding='utf-8', header=");
+    rc = rc ? rc : silt_buf_puts(sql, header ? "true" : "false");
+    rc = rc ? rc : silt_buf_puts(sql, ", delim=");
+    rc = rc ? rc : buf_sql_str(sql, opt_or(r->csv->separator, ","));
+    rc = rc ? rc : silt_buf_puts(sql, ", quote=");
+    rc = rc ? rc : buf_sql_str(sql, quote);
+    rc = rc ? rc : silt_buf_puts(sql, ", escape=");
+    rc = rc ? rc : buf_sql_str(sql, esc);
+    rc = rc ? rc : silt_buf_puts(sql, ", nullstr=");
+    rc = rc ? rc : buf_sql_str(sql, opt_or(r->csv->null_value, ""));
+    return rc;
+}
+
+static int stage_csv(rd *r, const char *path, const char *stg, strlist *cols)
+{
+    int rc = csv_columns(r, path, cols);
     if (rc)
         return rc;
 
     char rj[64], rs[64];
     snprintf(rj, sizeof rj, "__silt_rd%u_rj", r->id);
     snprintf(rs, sizeof rs, "__silt_rd%u_rs", r->id);
-    const char *quote = opt_or(r->csv->quote, "\"");
-    const char *esc = *quote ? opt_or(r->csv->escape, "\\") : "";
     silt_buf sql = SILT_BUF_INIT;
     rc = silt_buf_puts(&sql, "CREATE TEMP TABLE ");
     rc = rc ? rc : buf_sql_ident(&sql, stg);
-    rc = rc ? rc : silt_buf_puts(&sql, " AS SELECT * FROM read_csv(");
-    rc = rc ? rc : buf_sql_str(&sql, path);
-    rc = rc ? rc : silt_buf_puts(&sql, ", auto_detect=false, strict_mode=true, null_padding=false, comment='', skip=0, "
-                                       "encoding='utf-8', header=");
-    rc = rc ? rc : silt_buf_puts(&sql, header ? "true" : "false");
-    rc = rc ? rc : silt_buf_puts(&sql, ", delim=");
-    rc = rc ? rc : buf_sql_str(&sql, opt_or(r->csv->separator, ","));
-    rc = rc ? rc : silt_buf_puts(&sql, ", quote=");
-    rc = rc ? rc : buf_sql_str(&sql, quote);
-    rc = rc ? rc : silt_buf_puts(&sql, ", escape=");
-    rc = rc ? rc : buf_sql_str(&sql, esc);
-    rc = rc ? rc : silt_buf_puts(&sql, ", nullstr=");
-    rc = rc ? rc : buf_sql_str(&sql, opt_or(r->csv->null_value, ""));
+    rc = rc ? rc : silt_buf_puts(&sql, " AS SELECT * FROM ");
+    rc = rc ? rc : csv_read_opts(r, &sql, path);
     rc = rc ? rc : silt_buf_printf(&sql, ", store_rejects=true, rejects_table='%s', rejects_scan='%s', columns={", rj, rs);
     for (size_t i = 0; i < cols->n && !rc; i++) {
         rc = silt_buf_puts(&sql, i ? ", " : "");
@@ -1157,33 +1177,39 @@ static bool type_is(const char *t, const char *prefix)
 }
 
 /* Appends the conversion of value expression `v` (a VARCHAR when `from_text`)
- * to DuckDB type `t`; NULL where the value does not convert. */
-static int conv_expr(rd *r, silt_buf *b, const char *v, const char *t, bool from_text)
+ * to DuckDB type `t`. Lenient form (`strict` false): NULL where the value does
+ * not convert. Strict form: the same expression built from CAST/STRPTIME
+ * instead of TRY_CAST/TRY_STRPTIME, so it yields exactly the lenient value
+ * wherever that is not NULL and raises a DuckDB error otherwise (the fast
+ * path relies on this equivalence). */
+static int conv_expr(rd *r, silt_buf *b, const char *v, const char *t, bool from_text, bool strict)
 {
+    const char *cast = strict ? "CAST" : "TRY_CAST";
+    const char *strp = strict ? "STRPTIME" : "TRY_STRPTIME";
     if (!from_text)
-        return silt_buf_printf(b, "TRY_CAST(%s AS %s)", v, t);
+        return silt_buf_printf(b, "%s(%s AS %s)", cast, v, t);
     if (type_is(t, "VARCHAR"))
         return silt_buf_puts(b, v);
     int rc = 0;
     bool is_ts = !strncmp(t, "TIMESTAMP", 9) && strcmp(t, "TIMESTAMPTZ") != 0;
     if (type_is(t, "DATE") && r->datefmt.len) {
-        rc = silt_buf_printf(b, "TRY_CAST(TRY_STRPTIME(%s, ", v);
+        rc = silt_buf_printf(b, "%s(%s(%s, ", cast, strp, v);
         rc = rc ? rc : buf_sql_str(b, r->datefmt.data);
         rc = rc ? rc : silt_buf_puts(b, ") AS DATE)");
     } else if ((is_ts || !strcmp(t, "TIMESTAMPTZ")) && r->tsfmt.len) {
         bool tz = strstr(r->tsfmt.data, "%z") || strstr(r->tsfmt.data, "%Z");
-        rc = silt_buf_printf(b, "TRY_CAST(%sTRY_STRPTIME(%s, ", tz && is_ts ? "timezone('UTC', " : "", v);
+        rc = silt_buf_printf(b, "%s(%s%s(%s, ", cast, tz && is_ts ? "timezone('UTC', " : "", strp, v);
         rc = rc ? rc : buf_sql_str(b, r->tsfmt.data);
         rc = rc ? rc : silt_buf_printf(b, ")%s AS %s)", tz && is_ts ? ")" : "", t);
     } else if (is_ts) {
         rc = silt_buf_printf(b,
-                             "CASE WHEN regexp_matches(%s, " TS_OFFSET_RE ") THEN TRY_CAST(timezone('UTC', "
-                             "TRY_CAST(%s AS TIMESTAMPTZ)) AS %s) ELSE TRY_CAST(TRY_CAST(%s AS TIMESTAMP) AS %s) END",
-                             v, v, t, v, t);
+                             "CASE WHEN regexp_matches(%s, " TS_OFFSET_RE ") THEN %s(timezone('UTC', "
+                             "%s(%s AS TIMESTAMPTZ)) AS %s) ELSE %s(%s(%s AS TIMESTAMP) AS %s) END",
+                             v, cast, cast, v, t, cast, cast, v, t);
     } else if (r->kind != ODF_ReadStep_Csv && (strchr(t, '[') || !strncmp(t, "STRUCT", 6) || !strncmp(t, "MAP", 3))) {
-        rc = silt_buf_printf(b, "TRY_CAST(TRY_CAST(%s AS JSON) AS %s)", v, t);
+        rc = silt_buf_printf(b, "%s(%s(%s AS JSON) AS %s)", cast, cast, v, t);
     } else {
-        rc = silt_buf_printf(b, "TRY_CAST(%s AS %s)", v, t);
+        rc = silt_buf_printf(b, "%s(%s AS %s)", cast, v, t);
     }
     return rc;
 }
@@ -1230,7 +1256,7 @@ static int check_conversions(rd *r, const char *stg_ident, const char *path, stg
         silt_buf v = SILT_BUF_INIT;
         rc = value_expr(&v, cols[i].ident, cols[i].type, from_text);
         rc = rc ? rc : silt_buf_printf(&q, " WHEN (%s) IS NOT NULL AND (", v.data);
-        rc = rc ? rc : conv_expr(r, &q, v.data, cols[i].type, from_text);
+        rc = rc ? rc : conv_expr(r, &q, v.data, cols[i].type, from_text, false);
         rc = rc ? rc : silt_buf_printf(&q, ") IS NULL THEN %zu", i);
         silt_buf_free(&v);
         nchecks++;
@@ -1311,7 +1337,7 @@ static int infer_types(rd *r, const char *stg_ident, stg_col *cols, size_t n)
                 rc = rc ? rc : silt_buf_printf(&q, "regexp_full_match(%s, '[0-9]{4}-[0-9]{2}-[0-9]{2}') AND TRY_CAST(%s AS DATE) IS NOT NULL", v.data, v.data);
             else {
                 rc = rc ? rc : silt_buf_puts(&q, "(");
-                rc = rc ? rc : conv_expr(r, &q, v.data, cand[k], true);
+                rc = rc ? rc : conv_expr(r, &q, v.data, cand[k], true, false);
                 rc = rc ? rc : silt_buf_puts(&q, ") IS NOT NULL");
             }
             rc = rc ? rc : silt_buf_puts(&q, " END), true)");
@@ -1334,10 +1360,6 @@ static int infer_types(rd *r, const char *stg_ident, stg_col *cols, size_t n)
     silt_buf_free(&q);
     return rc;
 }
-
-typedef struct names_acc {
-    strlist *l;
-} names_acc;
 
 static int names_cb(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
 {
@@ -1396,7 +1418,7 @@ static int convert_file(rd *r, const char *path, const char *stg, silt_buf *sel)
         if (!rc && cols[i].type && !(from_text && type_is(cols[i].type, "VARCHAR"))) {
             silt_buf v = SILT_BUF_INIT;
             rc = value_expr(&v, cols[i].ident, cols[i].type, from_text);
-            rc = rc ? rc : conv_expr(r, sel, v.data, cols[i].type, from_text);
+            rc = rc ? rc : conv_expr(r, sel, v.data, cols[i].type, from_text, false);
             silt_buf_free(&v);
         } else if (!rc) {
             rc = silt_buf_puts(sel, cols[i].ident);
@@ -1514,7 +1536,302 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
     return rc;
 }
 
+/* ---- fast path ----------------------------------------------------------
+ *
+ * One native DuckDB scan per file, straight into the target table: CSV with a
+ * schema (or inferSchema off), NdJson/Json with a schema, Parquet. The select
+ * list of a file is the slow path's conversion with strict casts (conv_expr
+ * strict form) or, for CSV columns whose DuckDB CSV parsing is known to equal
+ * TRY_CAST(NULLIF(trim(v), '') AS T) wherever it succeeds, the native typed
+ * column itself. The reader options are the staging ones (csv_read_opts), so
+ * tokenizing (quotes, escapes, nullValue, BOM, CRLF, blank lines) is the same.
+ * Any failure (DuckDB error, ragged row, empty file, field count, ...) makes
+ * the caller drop the table and run the slow path, which then produces the
+ * exact diagnostic (or, where DuckDB was stricter than the slow path, e.g. a
+ * whitespace-only number, the same result). */
+
+static _Thread_local silt_read_mode g_read_mode = SILT_READ_AUTO;
+static _Thread_local bool g_last_fast;
+
+void silt_read_set_mode(silt_read_mode mode) { g_read_mode = mode; }
+bool silt_read_last_was_fast(void) { return g_last_fast; }
+
+#define FAST_NA 1 /* fast path not applicable (no error recorded) */
+
+/* Target types whose native DuckDB CSV conversion matches the slow path's
+ * (verified value by value in test_read.c): integers, floats, decimals,
+ * booleans, DATE without a dateFormat, VARCHAR. TIMESTAMPs are not (DuckDB's
+ * CSV TIMESTAMP parser drops UTC offsets, the slow path converts them). */
+static bool csv_native_type(const rd *r, const char *t)
+{
+    static const char *const ok[] = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER",
+                                     "USMALLINT", "UTINYINT", "DOUBLE", "FLOAT", "BOOLEAN", "VARCHAR", "DECIMAL"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (type_is(t, ok[i]))
+            return true;
+    return type_is(t, "DATE") && !r->datefmt.len;
+}
+
+/* Appends "<expr> AS <name>" for a text column `name` converted to `t`
+ * (strict; t NULL or VARCHAR: the column itself). */
+static int fast_text_col(rd *r, silt_buf *sel, const char *name, const char *t)
+{
+    char *id = silt_sql_ident(name);
+    if (!id)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    int rc = 0;
+    if (t && !type_is(t, "VARCHAR")) {
+        silt_buf v = SILT_BUF_INIT;
+        rc = value_expr(&v, id, t, true);
+        rc = rc ? rc : conv_expr(r, sel, v.data, t, true, true);
+        silt_buf_free(&v);
+    } else {
+        rc = silt_buf_puts(sel, id);
+    }
+    rc = rc ? rc : silt_buf_printf(sel, " AS %s", id);
+    free(id);
+    return rc;
+}
+
+static int fast_csv(rd *r, const char *src, silt_buf *q)
+{
+    strlist cols = {0};
+    int rc = csv_columns(r, src, &cols);
+    bool infer = r->csv->has_infer_schema && r->csv->infer_schema;
+    if (!rc && !r->schema && infer)
+        rc = FAST_NA;
+    silt_buf sel = SILT_BUF_INIT, from = SILT_BUF_INIT;
+    rc = rc ? rc : csv_read_opts(r, &from, src);
+    rc = rc ? rc : silt_buf_puts(&from, ", columns={");
+    for (size_t i = 0; i < cols.n && !rc; i++) {
+        const char *t = r->schema ? r->sc_types.v[i] : "VARCHAR";
+        bool native = csv_native_type(r, t);
+        rc = silt_buf_puts(&from, i ? ", " : "");
+        rc = rc ? rc : buf_sql_str(&from, cols.v[i]);
+        rc = rc ? rc : silt_buf_puts(&from, ": ");
+        rc = rc ? rc : buf_sql_str(&from, native ? t : "VARCHAR");
+        rc = rc ? rc : silt_buf_puts(&sel, i ? ", " : "");
+        rc = rc ? rc : fast_text_col(r, &sel, cols.v[i], native ? NULL : t);
+    }
+    rc = rc ? rc : silt_buf_printf(q, "SELECT %s FROM %s})", sel.data, from.data);
+    silt_buf_free(&sel);
+    silt_buf_free(&from);
+    strlist_free(&cols);
+    return rc;
+}
+
+/* NdJson text (direct or rewritten) with a schema: every column staged as
+ * VARCHAR by read_json, then converted like the slow path. */
+static int fast_ndjson(rd *r, const char *path, silt_buf *q)
+{
+    silt_buf sel = SILT_BUF_INIT;
+    int rc = 0;
+    for (size_t i = 0; i < r->sc_names.n && !rc; i++) {
+        rc = silt_buf_puts(&sel, i ? ", " : "");
+        rc = rc ? rc : fast_text_col(r, &sel, r->sc_names.v[i], r->sc_types.v[i]);
+    }
+    rc = rc ? rc : silt_buf_printf(q, "SELECT %s FROM read_json(", sel.data);
+    rc = rc ? rc : buf_sql_str(q, path);
+    rc = rc ? rc : silt_buf_puts(q, ", format='newline_delimited', records=true, maximum_object_size=268435456, columns={");
+    for (size_t i = 0; i < r->sc_names.n && !rc; i++) {
+        rc = silt_buf_puts(q, i ? ", " : "");
+        rc = rc ? rc : buf_sql_str(q, r->sc_names.v[i]);
+        rc = rc ? rc : silt_buf_puts(q, ": 'VARCHAR'");
+    }
+    rc = rc ? rc : silt_buf_puts(q, "})");
+    silt_buf_free(&sel);
+    return rc;
+}
+
+/* Parquet: columns as stored, or the schema's (matched case-insensitively)
+ * with strict casts. */
+static int fast_parquet(rd *r, const char *path, silt_buf *q)
+{
+    silt_buf from = SILT_BUF_INIT, dq = SILT_BUF_INIT, sel = SILT_BUF_INIT;
+    int rc = silt_buf_puts(&from, "read_parquet(");
+    rc = rc ? rc : buf_sql_str(&from, path);
+    rc = rc ? rc : silt_buf_putc(&from, ')');
+    if (!rc && !r->schema) {
+        rc = silt_buf_printf(q, "SELECT * FROM %s", from.data);
+        silt_buf_free(&from);
+        return rc;
+    }
+    strlist names = {0};
+    rc = rc ? rc : silt_buf_printf(&dq, "SELECT column_name FROM (DESCRIBE SELECT * FROM %s)", from.data);
+    rc = rc ? rc : silt_engine_query_rows(r->e, dq.data, names_cb, &names);
+    for (size_t i = 0; i < r->sc_names.n && !rc; i++) {
+        size_t j = 0;
+        while (j < names.n && strcasecmp(names.v[j], r->sc_names.v[i]))
+            j++;
+        if (j == names.n) {
+            rc = FAST_NA;
+            break;
+        }
+        char *src = silt_sql_ident(names.v[j]), *dst = silt_sql_ident(r->sc_names.v[i]);
+        if (!src || !dst)
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+        rc = rc ? rc : silt_buf_puts(&sel, i ? ", " : "");
+        rc = rc ? rc : conv_expr(r, &sel, src, r->sc_types.v[i], false, true);
+        rc = rc ? rc : silt_buf_printf(&sel, " AS %s", dst);
+        free(src);
+        free(dst);
+    }
+    rc = rc ? rc : silt_buf_printf(q, "SELECT %s FROM %s", sel.data, from.data);
+    strlist_free(&names);
+    silt_buf_free(&from);
+    silt_buf_free(&dq);
+    silt_buf_free(&sel);
+    return rc;
+}
+
+/* Prepares one file and appends its SELECT to `q`; FAST_NA when this input
+ * needs the slow path. Temp files land in r->tmpdir. */
+static int fast_one(rd *r, const char *path, silt_buf *q, char **tmpfile)
+{
+    off_t size = 0;
+    int rc = check_input_file(path, r->display, &size);
+    if (rc || size == 0)
+        return rc ? rc : FAST_NA;
+    const char *src = path;
+    bool text = r->kind != ODF_ReadStep_Parquet;
+    if (text && r->encoding) {
+        if ((rc = transcode(r, path, tmpfile)))
+            return rc;
+        src = *tmpfile;
+    }
+    switch (r->kind) {
+    case ODF_ReadStep_Csv: return fast_csv(r, src, q);
+    case ODF_ReadStep_NdJson: return fast_ndjson(r, src, q);
+    case ODF_ReadStep_Json: {
+        char *nd = tmp_path(r, "ndjson");
+        if (!nd)
+            return SILT_ENOMEM;
+        r->nrecords_hint = 0;
+        rc = json_doc_to_ndjson(r, src, nd);
+        if (!rc && r->nrecords_hint == 0)
+            rc = FAST_NA; /* empty: the slow path builds the typed empty table */
+        rc = rc ? rc : fast_ndjson(r, nd, q);
+        if (*tmpfile)
+            unlink(*tmpfile);
+        free(*tmpfile);
+        *tmpfile = nd;
+        return rc;
+    }
+    case ODF_ReadStep_Parquet: return fast_parquet(r, src, q);
+    default: return FAST_NA;
+    }
+}
+
+/* Whole-call fast path: 0 = table `tident` built, FAST_NA = not applicable,
+ * < 0 = failed (the caller drops the table and runs the slow path). */
+static int read_fast(rd *r, const char *const *files, const char *const *display_names, size_t nfiles,
+                     const char *tident)
+{
+    switch (r->kind) {
+    case ODF_ReadStep_Csv:
+        if (!r->schema && nfiles > 1)
+            return FAST_NA; /* header names may differ per file: UNION BY NAME */
+        break;
+    case ODF_ReadStep_NdJson:
+    case ODF_ReadStep_Json:
+        if (!r->schema)
+            return FAST_NA;
+        break;
+    case ODF_ReadStep_Parquet:
+        if (!r->schema && nfiles > 1)
+            return FAST_NA;
+        break;
+    default: return FAST_NA;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nfiles && !rc; i++) {
+        if (!files[i])
+            return FAST_NA;
+        r->display = display_names && display_names[i] ? display_names[i] : files[i];
+        silt_buf q = SILT_BUF_INIT, sql = SILT_BUF_INIT;
+        char *tmpfile = NULL;
+        rc = fast_one(r, files[i], &q, &tmpfile);
+        if (!rc && i == 0)
+            rc = silt_buf_printf(&sql, "CREATE OR REPLACE TEMP TABLE %s AS %s", tident, q.data);
+        else if (!rc)
+            rc = silt_buf_printf(&sql, "INSERT INTO temp.main.%s %s", tident, q.data);
+        if (!rc)
+            rc = silt_engine_exec(r->e, sql.data);
+        if (tmpfile)
+            unlink(tmpfile); /* large transcoded copies go as soon as they are read */
+        free(tmpfile);
+        silt_buf_free(&q);
+        silt_buf_free(&sql);
+    }
+    return rc;
+}
+
 /* ---- entry points ------------------------------------------------------- */
+
+/* ---- verify mode: fast path result == slow path result --------------- */
+
+static bool verify_mode(void)
+{
+    if (g_read_mode == SILT_READ_VERIFY)
+        return true;
+    const char *v = getenv("SILT_READ_VERIFY");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static int text_cb(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
+{
+    char **out = ctx;
+    free(*out);
+    *out = strdup(vals[0] ? vals[0] : "");
+    return *out ? 0 : SILT_ENOMEM;
+}
+
+/* Re-reads the input with the slow path into a shadow table and compares it
+ * with the fast path's `tident`: column names and types, then rows and their
+ * order (EXCEPT ALL both ways over rowid and every column). SILT_EINTERNAL
+ * naming the first difference when they differ. */
+static int verify_fast(silt_engine *e, const odf_union *step, const char *const *files,
+                       const char *const *display_names, size_t nfiles, const char *table, const char *tident,
+                       unsigned id)
+{
+    char shadow[64];
+    snprintf(shadow, sizeof shadow, "__silt_rdv%u", id);
+    silt_read_mode saved = g_read_mode;
+    g_read_mode = SILT_READ_SLOW;
+    int rc = silt_read_files(e, step, files, display_names, nfiles, shadow);
+    g_read_mode = saved;
+    g_last_fast = true;
+    if (rc)
+        return silt_err(SILT_EINTERNAL, "read verify: the fast path succeeded, the slow path failed: %s",
+                        silt_error_last());
+    char *ta = NULL, *tb = NULL, *diff = NULL;
+    silt_buf q = SILT_BUF_INIT;
+    const char *tq = "SELECT string_agg(name || ' ' || type, ', ' ORDER BY cid) FROM pragma_table_info('%s')";
+    rc = silt_buf_printf(&q, tq, table);
+    rc = rc ? rc : silt_engine_query_rows(e, q.data, text_cb, &ta);
+    silt_buf_clear(&q);
+    rc = rc ? rc : silt_buf_printf(&q, tq, shadow);
+    rc = rc ? rc : silt_engine_query_rows(e, q.data, text_cb, &tb);
+    if (!rc && (!ta || !tb || strcmp(ta, tb)))
+        rc = silt_err(SILT_EINTERNAL, "read verify: columns differ: fast (%s), slow (%s)", ta ? ta : "?",
+                      tb ? tb : "?");
+    silt_buf_clear(&q);
+    rc = rc ? rc : silt_buf_printf(&q,
+                                   "SELECT (SELECT count(*) FROM (SELECT rowid AS __r, * FROM temp.main.%s EXCEPT ALL "
+                                   "SELECT rowid AS __r, * FROM temp.main.\"%s\")) || ' ' || (SELECT count(*) FROM "
+                                   "(SELECT rowid AS __r, * FROM temp.main.\"%s\" EXCEPT ALL SELECT rowid AS __r, * "
+                                   "FROM temp.main.%s))",
+                                   tident, shadow, shadow, tident);
+    rc = rc ? rc : silt_engine_query_rows(e, q.data, text_cb, &diff);
+    if (!rc && (!diff || strcmp(diff, "0 0")))
+        rc = silt_err(SILT_EINTERNAL, "read verify: rows differ (fast-only, slow-only: %s)", diff ? diff : "?");
+    silt_engine_execf(e, "DROP TABLE IF EXISTS temp.main.\"%s\"", shadow);
+    free(ta);
+    free(tb);
+    free(diff);
+    silt_buf_free(&q);
+    return rc;
+}
 
 static void rd_free(rd *r)
 {
@@ -1668,7 +1985,21 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
         rc = silt_engine_query_text(e, &keep, "SELECT current_setting('preserve_insertion_order')");
     bool ordered = keep && !strcmp(keep, "true");
     free(keep);
-    for (size_t i = 0; i < nfiles && !rc; i++) {
+    g_last_fast = false;
+    bool done = false;
+    if (!rc && ordered && g_read_mode != SILT_READ_SLOW) {
+        /* rowid order = insertion order needs preserve_insertion_order */
+        int frc = read_fast(&r, files, display_names, nfiles, tident);
+        if (frc == 0)
+            done = g_last_fast = true;
+        else if (getenv("SILT_READ_DEBUG"))
+            fprintf(stderr, "read: fast path %s: %s\n", frc > 0 ? "n/a" : "failed", frc > 0 ? "" : silt_error_last());
+        if (frc)
+            silt_engine_execf(e, "DROP TABLE IF EXISTS temp.main.%s", tident);
+        if (done && verify_mode())
+            rc = verify_fast(e, read_step, files, display_names, nfiles, table, tident, r.id);
+    }
+    for (size_t i = 0; i < nfiles && !rc && !done; i++) {
         if (!files[i]) {
             rc = silt_err(SILT_EINVAL, "read: input file %zu is NULL", i + 1);
             break;
@@ -1688,7 +2019,7 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
         }
         silt_buf_free(&sel);
     }
-    if (!rc) {
+    if (!rc && !done) {
         silt_buf sql = SILT_BUF_INIT;
         if (nfiles == 1)
             rc = silt_buf_printf(&sql, "CREATE OR REPLACE TEMP TABLE %s AS %s", tident, all.data);

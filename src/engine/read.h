@@ -14,6 +14,7 @@
 #ifndef SILT_ENGINE_READ_H
 #define SILT_ENGINE_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "engine/engine.h"
@@ -36,6 +37,22 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
  * allocated in `a` (out->value is arena-owned). SILT_EINVAL "unknown format
  * 'x'" otherwise. */
 int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out);
+
+/* Which implementation silt_read_files uses (per thread; for tests and
+ * benchmarks). AUTO: the single-scan fast path where it applies (CSV with a
+ * schema or inferSchema off, Json/NdJson with a schema, Parquet), falling
+ * back to the diagnostic slow path on any error; SLOW: always the slow path
+ * (stage as text, check every conversion, convert). Both give identical
+ * tables and identical error messages. VERIFY (also AUTO with the
+ * environment variable SILT_READ_VERIFY=1): after a fast-path success the
+ * slow path reads the input again into a shadow table and the two tables must
+ * match (names, types, rows, row order), else SILT_EINTERNAL "read verify: …".
+ * Fast path failures fall back exactly as in AUTO. */
+typedef enum { SILT_READ_AUTO = 0, SILT_READ_SLOW = 1, SILT_READ_VERIFY = 2 } silt_read_mode;
+void silt_read_set_mode(silt_read_mode mode);
+/* True when the last successful silt_read_files on this thread was served
+ * by the fast path. */
+bool silt_read_last_was_fast(void);
 
 /* ---- building blocks, exposed for tests and fuzzing ------------------- */
 

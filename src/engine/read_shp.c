@@ -465,7 +465,6 @@ int silt_read_shp_to_ndjson(const char *path, const char *display, const char *s
         if (cols[i].skip)
             continue;
         char *k = NULL;
-        silt_buf kb = SILT_BUF_INIT;
         if (!valid_utf8((const unsigned char *)cols[i].name)) {
             rc = silt_err(SILT_EINVAL, "%s: dbf field %d has a name that is not UTF-8", display, i + 1);
             break;
@@ -475,7 +474,6 @@ int silt_read_shp_to_ndjson(const char *path, const char *display, const char *s
             rc = SILT_ENOMEM;
         rc = rc ? rc : silt_buf_printf(columns, "%s: '%s', ", k, cols[i].type);
         free(k);
-        silt_buf_free(&kb);
     }
     rc = rc ? rc : silt_buf_puts(columns, "'geometry': 'VARCHAR'");
     FILE *out = rc ? NULL : fopen(ndjson_path, "wb");

@@ -43,6 +43,23 @@ typedef struct pipeline {
 
 /* ---- helpers ---------------------------------------------------------- */
 
+/* SILT_TRACE=1 prints the duration of every stage on stderr. */
+static void trace(const char *stage, silt_time *t0)
+{
+    static int enabled = -1;
+    if (enabled < 0) {
+        const char *v = getenv("SILT_TRACE");
+        enabled = v && *v && strcmp(v, "0") != 0;
+    }
+    if (!enabled)
+        return;
+    silt_time t = silt_time_now();
+    if (stage)
+        fprintf(stderr, "silt: trace: %-10s %8.3f s\n", stage,
+                (double)(t.sec - t0->sec) + ((double)t.nsec - (double)t0->nsec) / 1e9);
+    *t0 = t;
+}
+
 static int load_event(pipeline *p, const odf_block_ref *ref, int type, void **out)
 {
     *out = NULL;
@@ -164,7 +181,7 @@ static bool source_state_unchanged(const odf_chain_state *st, const odf_SourceSt
 static int preprocess(pipeline *p, const odf_union *pre)
 {
     if (!pre || pre->type == 0)
-        return silt_engine_exec(p->e, "CREATE OR REPLACE TEMP TABLE __silt_pre AS SELECT * FROM __silt_read");
+        return silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW __silt_pre AS SELECT * FROM __silt_read");
     if (pre->type != ODF_Transform_Sql)
         return silt_err(SILT_EUNSUPPORTED, "unsupported preprocess kind");
     const odf_TransformSql *t = pre->value;
@@ -200,7 +217,8 @@ static int preprocess(pipeline *p, const odf_union *pre)
  * date; the fallback where absent or NULL), then the other columns; input
  * columns clashing with system column names get a '_' prefix unless the read
  * step declared a schema (then a clash is an error). */
-static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql)
+static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql,
+                            bool as_view)
 {
     colinfo c;
     int rc = describe(p, "__silt_pre", &c);
@@ -266,7 +284,8 @@ static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool ke
         free(q);
     }
     if (!rc)
-        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP TABLE __silt_in AS SELECT %s FROM __silt_pre", sel.data);
+        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP %s __silt_in AS SELECT %s FROM __silt_pre",
+                               as_view ? "VIEW" : "TABLE", sel.data);
     free(qet);
     silt_buf_free(&sel);
     return rc;
@@ -363,19 +382,25 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         return SILT_ENOMEM;
 
     /* read */
+    silt_time t0;
+    trace(NULL, &t0);
     rc = silt_read_files(p->e, req->read, req->files, req->display, req->nfiles, "__silt_read");
     if (rc)
         return rc;
+    trace("read", &t0);
     /* preprocess */
     rc = preprocess(p, req->preprocess);
     if (rc)
         return rc;
+    trace("preprocess", &t0);
     /* event time + system column clashes */
     bool keep_op = req->merge->type == ODF_MergeStrategy_ChangelogStream ||
                    req->merge->type == ODF_MergeStrategy_UpsertStream;
-    rc = event_time_stage(p, req, keep_op, fallback_sql);
+    /* the merge input is materialised: its rowid is the input order */
+    rc = event_time_stage(p, req, keep_op, fallback_sql, false);
     if (rc)
         return rc;
+    trace("event time", &t0);
     /* previous merge state */
     const char *prev = NULL;
     if (ds->st.has_checkpoint && req->merge->type != ODF_MergeStrategy_Append) {
@@ -400,6 +425,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     rc = silt_merge(p->e, &spec, "__silt_in", prev, "__silt_out", has_state ? "__silt_state" : NULL, &nrows);
     if (rc)
         return rc;
+    trace("merge", &t0);
 
     bool state_moved = req->source_state && !source_state_unchanged(&ds->st, req->source_state);
     if (nrows == 0 && !state_moved) {
@@ -437,6 +463,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         rc = silt_write_slice(p->e, &ss, &si);
         if (rc)
             return rc;
+        trace("write", &t0);
         if (si.num_rows != nrows)
             return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
                             (unsigned long long)nrows);
@@ -521,9 +548,11 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         ad->new_checkpoint = cp;
     }
     events[nevents++] = (odf_union){ODF_MetadataEvent_AddData, ad};
+    trace("checkpoint", &t0);
     rc = silt_ds_append_events_at(ds, events, nevents, NULL, &now);
     if (rc)
         return rc;
+    trace("commit", &t0);
     snprintf(out->head, sizeof out->head, "%s", ds->head);
     if (ds->st.has_watermark) {
         out->has_watermark = true;

@@ -81,6 +81,7 @@ char *silt_buf_detach(silt_buf *b)
 {
     if (!b->data && silt_buf_reserve(b, 0))
         return NULL;
+    b->data[b->len] = '\0'; /* reserve() alone does not terminate */
     char *d = b->data;
     b->data = NULL;
     b->len = b->cap = 0;

@@ -474,6 +474,15 @@ static void test_changelog_rowid_gaps(void **st)
                                   "(0, 1, 'c', 1), (3, 2, 'a', 3)");
     ex("DELETE FROM input WHERE k LIKE 'junk%'");
     merge_err(&s, "g1", "-C in row 2 is not directly followed by a +C of the same key (k='a')");
+    /* Row numbers in other messages count the remaining rows too. */
+    input("op, event_time, k, v", "(0, 1, 'junk', 0), (9, 1, 'b', 1)");
+    ex("DELETE FROM input WHERE k = 'junk'");
+    merge_err(&s, "g1", "invalid op 9 in row 1 (expected 0..3)");
+    static const char *const pk2[] = {"k"};
+    silt_merge_spec l = {.strategy = ODF_MergeStrategy_Ledger, .primary_key = pk2, .npk = 1};
+    input("event_time, k, v", "(1, 'junk', 0), (1, 'a', 1), (1, NULL, 2)");
+    ex("DELETE FROM input WHERE k = 'junk'");
+    merge_err(&l, NULL, "NULL primary key column 'k' in row 2");
 }
 
 /* --------------------------------------------------------- UpsertStream */

@@ -773,6 +773,267 @@ static void test_formats(void **state)
     assert_int_equal(u.type, 0);
 }
 
+/* ------------------------------------------- fast path vs slow path */
+
+/* Reads `files` with the slow path into "ref" and with the fast path (verify
+ * mode: the library also compares with its own slow re-read) into "fst";
+ * both must agree on the code, the message or the table (types, rows in
+ * rowid order). Returns whether the fast path served the read. */
+static bool both_paths(uint8_t type, void *v, const char *const *files, size_t n)
+{
+    odf_union u = step(type, v);
+    silt_read_set_mode(SILT_READ_SLOW);
+    int rs = silt_read_files(E, &u, files, NULL, n, "ref");
+    char *ms = silt_arena_strdup(A, silt_error_last());
+    silt_read_set_mode(SILT_READ_VERIFY);
+    int rf = silt_read_files(E, &u, files, NULL, n, "fst");
+    bool fast = silt_read_last_was_fast();
+    silt_read_set_mode(SILT_READ_AUTO);
+    if (rs != rf || (rs && strcmp(ms, silt_error_last())))
+        fprintf(stderr, "%s: slow %d '%s', fast %d '%s'\n", files[0], rs, ms, rf, silt_error_last());
+    assert_int_equal(rf, rs);
+    if (rs) {
+        assert_string_equal(silt_error_last(), ms);
+        assert_false(table_exists("fst"));
+        return false;
+    }
+    assert_string_equal(types("fst"), types("ref"));
+    assert_string_equal(dump("fst"), dump("ref"));
+    uint64_t d = 99;
+    assert_int_equal(silt_engine_query_u64(E, &d, "SELECT count(*) FROM ((SELECT rowid, * FROM fst EXCEPT ALL SELECT "
+                                                  "rowid, * FROM ref) UNION ALL (SELECT rowid, * FROM ref EXCEPT ALL "
+                                                  "SELECT rowid, * FROM fst))"), 0);
+    assert_int_equal(d, 0);
+    return fast;
+}
+
+static bool both1(uint8_t type, void *v, const char *path)
+{
+    const char *files[] = {path};
+    return both_paths(type, v, files, 1);
+}
+
+static void test_fast_path_used(void **state)
+{
+    (void)state;
+    /* the benchmark's shape: typed CSV with a schema, one native scan */
+    const char *sc[] = {"id BIGINT", "day DATE", "name STRING", "city STRING", "n BIGINT", "x DOUBLE", "y DOUBLE"};
+    odf_ReadStepCsv c = {.has_header = true, .header = true, .ddl_schema = ddl(7, sc)};
+    const char *p = W("fp.csv", "id,day,name,city,n,x,y\n1,2020-01-02,a,\"b, c\",7,1.5,-2\n2,,\"\",x,,nan,1e3\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "id BIGINT, day DATE, name VARCHAR, city VARCHAR, n BIGINT, x DOUBLE, y DOUBLE");
+    assert_string_equal(dump("t"), "1|2020-01-02|a|b, c|7|1.5|-2.0\n2|NULL|NULL|x|NULL|nan|1000.0\n");
+    /* several files: file order, then row order */
+    const char *files[] = {p, W("fp2.csv", "id,day,name,city,n,x,y\n3,2021-01-01,q,r,1,0,0\n", 0), p};
+    odf_union u = step(ODF_ReadStep_Csv, &c);
+    assert_int_equal(silt_read_files(E, &u, files, NULL, 3, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    char *agg = NULL;
+    assert_int_equal(silt_engine_query_text(E, &agg, "SELECT string_agg(id::VARCHAR, ',' ORDER BY rowid) FROM t"), 0);
+    assert_string_equal(agg, "1,2,3,1,2");
+    free(agg);
+    /* a value DuckDB's typed reader rejects but the slow path accepts
+     * (whitespace-only number = NULL): fallback, same result */
+    const char *sc2[] = {"a BIGINT", "b STRING"};
+    odf_ReadStepCsv c2 = {.ddl_schema = ddl(2, sc2)};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c2, W("ws.csv", "1,x\n   ,y\n", 0), "t"), 0);
+    assert_false(silt_read_last_was_fast());
+    assert_string_equal(dump("t"), "1|x\nNULL|y\n");
+    /* inferSchema=false without a schema: VARCHAR in one scan */
+    odf_ReadStepCsv h = {.has_header = true, .header = true};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h, W("hv.csv", "a,,A\n1,,3\n", 0), "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "a VARCHAR, _c1 VARCHAR, A2 VARCHAR");
+    assert_string_equal(dump("t"), "1|NULL|3\n");
+    /* inferSchema needs the slow path's inference */
+    odf_ReadStepCsv inf = {.has_infer_schema = true, .infer_schema = true};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &inf, W("inf.csv", "1,x\n", 0), "t"), 0);
+    assert_false(silt_read_last_was_fast());
+    /* errors keep their exact slow-path message */
+    read_fails(ODF_ReadStep_Csv, &c, W("bad.csv", "id,day,name,city,n,x,y\n1,2020-01-02,a,b,7,1.5,2\n2,2020-01-02,a,b,zz,1,2\n", 0),
+               "bad.csv", SILT_EINVAL, "bad.csv: row 2 (line 3), column 'n': cannot convert 'zz' to BIGINT");
+    read_fails(ODF_ReadStep_Csv, &c, W("rag.csv", "id,day,name,city,n,x,y\n1,2020-01-02,a,b,7,1.5,2\n2,2020-01-02,a,b,7,1\n", 0), "rag.csv",
+               SILT_EINVAL, "rag.csv: line 3: expected 7 fields, found 6");
+    /* Parquet and JSON with a schema */
+    const char *pq = TP("fp.parquet");
+    assert_int_equal(silt_engine_execf(E, "COPY (SELECT range AS id, range::VARCHAR AS S FROM range(3)) TO '%s' "
+                                          "(FORMAT parquet)", pq), 0);
+    odf_ReadStepParquet q = {0};
+    assert_int_equal(read1(ODF_ReadStep_Parquet, &q, pq, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "id BIGINT, S VARCHAR");
+    const char *psc[] = {"s INT", "id STRING"};
+    odf_ReadStepParquet qs = {.ddl_schema = ddl(2, psc)};
+    assert_int_equal(read1(ODF_ReadStep_Parquet, &qs, pq, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "s INTEGER, id VARCHAR");
+    assert_string_equal(dump("t"), "0|0\n1|1\n2|2\n");
+    const char *jsc[] = {"t TIMESTAMP", "a STRING"};
+    odf_ReadStepNdJson nj = {.ddl_schema = ddl(2, jsc)};
+    assert_int_equal(read1(ODF_ReadStep_NdJson, &nj, tu_fixture("read/mixed.ndjson"), "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(dump("t"), "2020-01-02 03:04:05|1\n2020-01-02 22:00:00|2\nNULL|x\n");
+}
+
+/* Every fixture, and a battery of edge values per type and dialect, read by
+ * both paths: same table or same error. */
+static void test_fast_vs_slow(void **state)
+{
+    (void)state;
+    /* fixtures */
+    const char *csc[] = {"city STRING", "population BIGINT", "area DECIMAL(6,2)"};
+    odf_ReadStepCsv cities = {.has_header = true, .header = true, .ddl_schema = ddl(3, csc)};
+    assert_false(both1(ODF_ReadStep_Csv, &cities, tu_fixture("read/cities.csv")));
+    const char *csc2[] = {"city STRING", "population STRING", "area DOUBLE"};
+    odf_ReadStepCsv cities2 = {.has_header = true, .header = true, .ddl_schema = ddl(3, csc2)};
+    assert_true(both1(ODF_ReadStep_Csv, &cities2, tu_fixture("read/cities.csv")));
+    odf_ReadStepCsv cv = {.has_header = true, .header = true};
+    assert_true(both1(ODF_ReadStep_Csv, &cv, tu_fixture("read/cities.csv")));
+    const char *lsc[] = {"name STRING", "city STRING"};
+    odf_ReadStepCsv l1 = {.has_header = true, .header = true, .separator = ";", .encoding = "latin1",
+                          .ddl_schema = ddl(2, lsc)};
+    assert_true(both1(ODF_ReadStep_Csv, &l1, tu_fixture("read/latin1.csv")));
+    const char *msc[] = {"a BIGINT", "t TIMESTAMP"};
+    odf_ReadStepNdJson m = {.ddl_schema = ddl(2, msc)};
+    assert_false(both1(ODF_ReadStep_NdJson, &m, tu_fixture("read/mixed.ndjson")));
+    const char *msc2[] = {"t TIMESTAMP", "a DOUBLE", "zz STRING"};
+    odf_ReadStepNdJson m2 = {.ddl_schema = ddl(3, msc2)};
+    assert_false(both1(ODF_ReadStep_NdJson, &m2, tu_fixture("read/mixed.ndjson")));
+    const char *jsc[] = {"id INT", "tags ARRAY<STRING>", "score DECIMAL(5,1)", "ok BOOLEAN", "name STRING"};
+    odf_ReadStepJson j = {.sub_path = "data.rows", .ddl_schema = ddl(5, jsc)};
+    assert_true(both1(ODF_ReadStep_Json, &j, tu_fixture("read/nested.json")));
+
+    /* one value per file, every target type: where DuckDB's typed CSV
+     * reader accepts a value it must agree with the slow path */
+    static const struct { const char *type; const char *vals[24]; } bat[] = {
+        {"BIGINT", {"12", " 12 ", "+5", "1.5", "2.5", "-2.5", "1e3", "0x10", "1_000", "\"\"", "\" 7\"", "", "   ",
+                    "9223372036854775808", "-0", "007", "\"1,5\"", "abc", "NA", "\"NA\"", "1.", NULL}},
+        {"INT", {"2147483648", "1.5", " 3 ", "-2147483648", NULL}},
+        {"TINYINT", {"300", "-128", "127.4", NULL}},
+        {"UINT64", {"-1", "-0", "18446744073709551615", NULL}},
+        {"DOUBLE", {"1.5", " 2 ", "1e-3", "-0", "nan", "NaN", "inf", "-Infinity", "0x10", "1_0", ".5", "5.", "1e400",
+                    "\"3.25\"", "abc", "+1", "", "\"\"", NULL}},
+        {"FLOAT", {"1.1", "1e39", "3.4028235e38", "0.1", NULL}},
+        {"DECIMAL(6,2)", {"114.97", "217", " 1.005 ", "1.015", "1e2", "-0.004", "99999.99", "1_0", "x", NULL}},
+        {"BOOLEAN", {"true", "false", "TRUE", "F", "T", "t", "f", "1", "0", "yes", "no", " true ", "on", "y", "2",
+                     "", NULL}},
+        {"DATE", {"2020-01-02", " 2020-01-02 ", "2020-1-2", "2020/01/02", "20200102", "2020-01-02 03:04:05",
+                  "2020-01-02T00:00:00Z", "2020-02-30", "-2020-01-02", "2020-01-02 (BC)", "infinity", "02/01/2020",
+                  "2020-01-02x", "epoch", "", NULL}},
+        {"TIMESTAMP", {"2020-01-02 03:04:05", "2020-01-02T03:04:05.123Z", "2020-01-02T03:04:05+02:00",
+                       "2020-01-02 03:04:05+0530", "2020-01-02 03:04:05 +02", "2020-01-02", " 2020-01-02 03:04:05 ",
+                       "2020-01-02 03:04:05.1234567", "2020-01-02 03:04:05 Europe/Berlin", "2020-01-02 03:04:05 UTC",
+                       "2020-01-02T03:04:05z", "infinity", "2020-01-02 03:04:05-00:30:15", NULL}},
+        {"STRING", {"", "\"\"", " a ", "NA", "\"NA\"", "\"x\\\"y\"", NULL}},
+        {"TIME", {"03:04:05", " 03:04 ", "25:00:00", NULL}},
+    };
+    int nfast = 0, nfile = 0;
+    for (size_t b = 0; b < sizeof bat / sizeof bat[0]; b++) {
+        const char *sc[] = {silt_arena_printf(A, "v %s", bat[b].type), "k STRING"};
+        odf_ReadStepCsv plain = {.has_header = true, .header = true, .ddl_schema = ddl(2, sc)};
+        odf_ReadStepCsv na = {.has_header = true, .header = true, .null_value = "NA", .ddl_schema = ddl(2, sc)};
+        for (size_t i = 0; bat[b].vals[i]; i++) {
+            const char *body = silt_arena_printf(A, "v,k\n%s,a\n", bat[b].vals[i]);
+            const char *p = W(silt_arena_printf(A, "bat%zu_%zu.csv", b, i), body, 0);
+            nfast += both1(ODF_ReadStep_Csv, &plain, p);
+            nfast += both1(ODF_ReadStep_Csv, &na, p);
+            nfile += 2;
+        }
+    }
+    assert_true(nfast > nfile / 2);
+
+    /* dialect edge cases on a mixed schema */
+    const char *dsc[] = {"a BIGINT", "s STRING", "d DATE", "b BOOLEAN", "x DOUBLE"};
+    odf_ReadStepCsv d1 = {.ddl_schema = ddl(5, dsc)};
+    odf_ReadStepCsv d2 = {.ddl_schema = ddl(5, dsc), .null_value = "NA", .separator = ";", .quote = "'", .escape = "#"};
+    odf_ReadStepCsv d3 = {.ddl_schema = ddl(5, dsc), .escape = "\"", .has_header = true, .header = true};
+    odf_ReadStepCsv d4 = {.ddl_schema = ddl(5, dsc), .quote = "", .separator = "\t"};
+    odf_ReadStepCsv d5 = {.ddl_schema = ddl(5, dsc), .date_format = "dd/MM/yyyy"};
+    static const char *bodies[] = {
+        "1,a,2020-01-02,true,1.5\n2,,,,\n",                       /* empty fields */
+        "\xef\xbb\xbf" "1,a,2020-01-02,true,1.5\r\n2,b,2020-01-03,false,2\r\n", /* BOM + CRLF */
+        "1,a,2020-01-02,true,1.5\n\n2,b,2020-01-03,false,2\n",    /* blank line */
+        "1,a,2020-01-02,true,1.5,\n",                             /* trailing delimiter */
+        "1,\"a\nb\",2020-01-02,true,1.5\n",                       /* multi-line quoted */
+        "1,\"q\\\"q\",2020-01-02,true,1.5\n",                     /* escaped quote */
+        "1,\"say \"\"hi\"\"\",2020-01-02,true,1.5\n",             /* doubled quote */
+        "NA;NA;NA;NA;NA\n1;'NA';'';'t';'1'\n2;'it#'s';2020-01-02;f;-0\n", /* nullValue, quoted */
+        "1\ta\"b\t2020-01-02\tTRUE\t1\n",
+        "1,a,02/01/2020,true,1\n",
+        "1,a,2020-01-02,true,1\n2,b,2020-01-02,true\n",           /* ragged */
+        "1,\"unterminated,2020-01-02,true,1\n",
+        "1,a,2020-01-02,true,1\n\"x\"\"y\",b,2020-01-02,true,1\n",
+        "\n\r\n",                                                  /* blank only */
+        "1,caf\xe9,2020-01-02,true,1\n",                          /* invalid UTF-8 */
+    };
+    odf_ReadStepCsv *dl[] = {&d1, &d2, &d3, &d4, &d5};
+    for (size_t b = 0; b < sizeof bodies / sizeof bodies[0]; b++) {
+        const char *p = W(silt_arena_printf(A, "dia%zu.csv", b), bodies[b], 0);
+        for (size_t k = 0; k < sizeof dl / sizeof dl[0]; k++)
+            both1(ODF_ReadStep_Csv, dl[k], p);
+    }
+    /* the first body is served by the fast path with the default dialect */
+    assert_true(both1(ODF_ReadStep_Csv, &d1, TP("dia0.csv")));
+
+    /* date/timestamp formats: Java patterns, strftime, %z offsets to UTC */
+    const char *tsc[] = {"d DATE", "ts TIMESTAMP", "tz TIMESTAMP(UTC)"};
+    (void)tsc;
+    const char *fsc[] = {"d DATE", "ts TIMESTAMP"};
+    odf_ReadStepCsv f1 = {.ddl_schema = ddl(2, fsc), .date_format = "dd/MM/yyyy",
+                          .timestamp_format = "yyyy-MM-dd'T'HH:mm:ss.SSS"};
+    odf_ReadStepCsv f2 = {.ddl_schema = ddl(2, fsc), .date_format = "%Y%m%d", .timestamp_format = "%d.%m.%Y %H:%M %z"};
+    odf_ReadStepCsv f3 = {.ddl_schema = ddl(2, fsc)};
+    static const char *fb[] = {
+        "02/01/2020,2020-01-02T03:04:05.678\n", "20200102,02.01.2020 03:04 +0100\n",
+        "2020-01-02,2020-01-02T03:04:05+02:00\n2020-01-03,2020-01-02 03:04:05\n", " 02/01/2020 ,x\n", ",\n",
+    };
+    odf_ReadStepCsv *fl[] = {&f1, &f2, &f3};
+    for (size_t b = 0; b < sizeof fb / sizeof fb[0]; b++) {
+        const char *p = W(silt_arena_printf(A, "fmt%zu.csv", b), fb[b], 0);
+        for (size_t k = 0; k < sizeof fl / sizeof fl[0]; k++)
+            both1(ODF_ReadStep_Csv, fl[k], p);
+    }
+    assert_true(both1(ODF_ReadStep_Csv, &f2, TP("fmt1.csv")));
+    assert_true(both1(ODF_ReadStep_Csv, &f3, TP("fmt2.csv")));
+
+    /* several files, schema'd: order and errors in the second file */
+    const char *mf[] = {TP("dia0.csv"), TP("dia2.csv"), TP("dia0.csv")};
+    assert_true(both_paths(ODF_ReadStep_Csv, &d1, mf, 3));
+    const char *mf2[] = {TP("dia0.csv"), TP("dia10.csv")};
+    assert_false(both_paths(ODF_ReadStep_Csv, &d1, mf2, 2));
+
+    /* JSON: numbers, strings, nested values and missing keys into types */
+    const char *nsc[] = {"i INT", "f DOUBLE", "s STRING", "b BOOLEAN", "l ARRAY<BIGINT>", "d DATE", "t TIMESTAMP"};
+    odf_ReadStepNdJson nd = {.ddl_schema = ddl(7, nsc)};
+    odf_ReadStepNdJson ndf = {.ddl_schema = ddl(7, nsc), .date_format = "dd/MM/yyyy"};
+    static const char *jb[] = {
+        "{\"i\": 1, \"f\": 1.5, \"s\": \"x\", \"b\": true, \"l\": [1, 2], \"d\": \"2020-01-02\", \"t\": \"2020-01-02T03:04:05+01:00\"}\n",
+        "{\"i\": 2.5, \"f\": \"3\", \"s\": 5, \"b\": \"false\", \"l\": \"[3]\", \"d\": null}\n\n{\"zz\": 1}\n",
+        "{\"i\": \"x\"}\n", "{\"s\": {\"a\": [1]}}\n", "{\"d\": \"02/01/2020\"}\n", "{\"i\": 1}\n[1]\n",
+    };
+    for (size_t b = 0; b < sizeof jb / sizeof jb[0]; b++) {
+        const char *p = W(silt_arena_printf(A, "j%zu.ndjson", b), jb[b], 0);
+        both1(ODF_ReadStep_NdJson, &nd, p);
+        both1(ODF_ReadStep_NdJson, &ndf, p);
+    }
+    assert_true(both1(ODF_ReadStep_NdJson, &nd, TP("j0.ndjson")));
+    assert_true(both1(ODF_ReadStep_NdJson, &nd, TP("j1.ndjson")));
+
+    /* Parquet: stored types cast to the schema */
+    const char *pq = TP("vs.parquet");
+    assert_int_equal(silt_engine_execf(E, "COPY (SELECT * FROM (VALUES (1, 'x', DATE '2020-01-02', 2.5), "
+                                          "(2, NULL, NULL, -1.5)) v(id, s, d, f)) TO '%s' (FORMAT parquet)", pq), 0);
+    const char *psc[] = {"D TIMESTAMP", "id STRING", "f BIGINT"};
+    odf_ReadStepParquet qs = {.ddl_schema = ddl(3, psc)};
+    assert_true(both1(ODF_ReadStep_Parquet, &qs, pq));
+    const char *psc2[] = {"s INT"};
+    odf_ReadStepParquet qs2 = {.ddl_schema = ddl(1, psc2)};
+    assert_false(both1(ODF_ReadStep_Parquet, &qs2, pq));
+    odf_ReadStepParquet q0 = {0};
+    assert_true(both1(ODF_ReadStep_Parquet, &q0, pq));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -783,7 +1044,8 @@ int main(void)
         cmocka_unit_test(test_ndjson),         cmocka_unit_test(test_geojson),
         cmocka_unit_test(test_json_number),    cmocka_unit_test(test_parquet),
         cmocka_unit_test(test_shapefile),      cmocka_unit_test(test_multi_file),
-        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_formats),        cmocka_unit_test(test_fast_path_used),
+        cmocka_unit_test(test_fast_vs_slow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,147 @@
+/* cmd_pull.c — `silt pull NAME… | --all [--fetch-uncacheable]
+ * [--set-watermark T]`: runs the polling source of each dataset and prints
+ * one line per dataset ("up to date" or the new records, offsets and
+ * watermark), or with --json one array of objects. Every dataset is tried;
+ * the exit code is 1 if any of them failed. */
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_warning(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "silt: warning: %s\n", line);
+}
+
+/* Pulls one dataset; prints its line (text mode) or appends to `arr`. */
+static int pull_one(silt_workspace *ws, const char *ref, const silt_pull_opts *o, cli_ctx *c, json_t *arr)
+{
+    silt_dataset *ds = NULL;
+    silt_pull_result r;
+    memset(&r, 0, sizeof r);
+    int rc = silt_dataset_open(&ds, ws, ref);
+    if (rc >= 0)
+        rc = silt_dataset_pull(&r, ds, o);
+    silt_dataset_free(ds);
+    if (c->json) {
+        json_t *j = json_pack("{s:s,s:b,s:b,s:I,s:I}", "dataset", ref, "upToDate", rc >= 0 && r.up_to_date,
+                              "uncacheable", r.uncacheable, "records", (json_int_t)r.num_records, "blocks",
+                              (json_int_t)r.num_ingests);
+        if (j) {
+            json_object_set_new(j, "firstOffset", r.has_offsets ? json_integer((json_int_t)r.first_offset)
+                                                                : json_null());
+            json_object_set_new(j, "lastOffset", r.has_offsets ? json_integer((json_int_t)r.last_offset)
+                                                               : json_null());
+            json_object_set_new(j, "watermark", r.has_watermark ? json_string(r.watermark) : json_null());
+            json_object_set_new(j, "head", r.head[0] ? json_string(r.head) : json_null());
+            json_object_set_new(j, "error", rc < 0 ? json_string(silt_error_last()) : json_null());
+            json_array_append_new(arr, j);
+        }
+        if (rc < 0)
+            fprintf(stderr, "silt: %s\n", silt_error_last());
+        return rc < 0 ? EXIT_FAIL : EXIT_OK;
+    }
+    if (rc < 0)
+        return cli_fail(NULL);
+    if (o->set_watermark)
+        printf("%s: watermark set to %s\n", ref, r.has_watermark ? r.watermark : "-");
+    else if (r.up_to_date && r.uncacheable)
+        printf("%s: up to date (uncacheable source; use --fetch-uncacheable)\n", ref);
+    else if (r.up_to_date)
+        printf("%s: up to date\n", ref);
+    else if (r.has_offsets)
+        printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s\n", ref, (unsigned long long)r.num_records,
+               r.num_records == 1 ? "" : "s", (unsigned long long)r.first_offset,
+               (unsigned long long)r.last_offset, r.has_watermark ? r.watermark : "-");
+    else
+        printf("%s: 0 new records, watermark %s\n", ref, r.has_watermark ? r.watermark : "-");
+    return EXIT_OK;
+}
+
+int cmd_pull(cli_ctx *c, int argc, char **argv)
+{
+    bool all = false;
+    silt_pull_opts o;
+    memset(&o, 0, sizeof o);
+    o.warn = print_warning;
+    const char **refs = calloc((size_t)argc + 1, sizeof *refs);
+    if (!refs)
+        return cli_fail("out of memory");
+    size_t nrefs = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--all") == 0) {
+            all = true;
+        } else if (strcmp(a, "--fetch-uncacheable") == 0) {
+            o.fetch_uncacheable = true;
+        } else if (strcmp(a, "--set-watermark") == 0) {
+            if (i + 1 >= argc) {
+                free(refs);
+                return cli_usage("pull: --set-watermark needs a value");
+            }
+            o.set_watermark = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            free(refs);
+            return cli_usage("pull: unknown option '%s'", a);
+        } else {
+            refs[nrefs++] = a;
+        }
+    }
+    if (all == (nrefs > 0)) {
+        free(refs);
+        return cli_usage(all ? "pull: give dataset names or --all, not both" : "pull needs NAME... or --all");
+    }
+    silt_workspace *ws = NULL;
+    if (cli_open_workspace(c, &ws)) {
+        free(refs);
+        return EXIT_FAIL;
+    }
+    char **names = NULL;
+    int status = EXIT_OK;
+    if (all) {
+        if (silt_dataset_list(&names, ws) < 0) {
+            status = cli_fail(NULL);
+        } else {
+            /* every root dataset with a polling source (all root datasets for --set-watermark) */
+            for (size_t i = 0; names[i]; i++) {
+                silt_dataset *ds = NULL;
+                silt_dataset_info info;
+                if (silt_dataset_open(&ds, ws, names[i]) < 0 || silt_dataset_info_get(&info, ds) < 0) {
+                    status = cli_fail(NULL);
+                    silt_dataset_free(ds);
+                    continue;
+                }
+                if (info.kind == SILT_ROOT && (info.has_polling_source || o.set_watermark))
+                    refs[nrefs++] = names[i];
+                silt_dataset_free(ds);
+                if (nrefs >= (size_t)argc) { /* grow the array */
+                    const char **nr = realloc(refs, (nrefs * 2 + 2) * sizeof *refs);
+                    if (!nr) {
+                        status = cli_fail("out of memory");
+                        break;
+                    }
+                    refs = nr;
+                    argc = (int)(nrefs * 2 + 1);
+                }
+            }
+        }
+    }
+    json_t *arr = c->json ? json_array() : NULL;
+    if (c->json && !arr)
+        status = cli_fail("out of memory");
+    for (size_t i = 0; i < nrefs && (!c->json || arr); i++)
+        if (pull_one(ws, refs[i], &o, c, arr) != EXIT_OK)
+            status = EXIT_FAIL;
+    if (arr) {
+        json_dumpf(arr, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(arr);
+    }
+    silt_strv_free(names);
+    silt_workspace_free(ws);
+    free(refs);
+    return status;
+}

@@ -1,0 +1,453 @@
+/* config.c — resolves a Source's `config` (literals, SecretSet and
+ * VariableSet references) and renders `${{ config.NAME }}` templates.
+ *
+ * Invariants: a silt_config owns malloc'd copies of every key and value; the
+ * values of secrets are remembered (with their URL-encoded forms) so that
+ * silt_config_redact can remove them from any text. No error message built
+ * here contains a value: only config keys, set names, keys and file paths.
+ * The secrets file is read only when a SecretSet reference is not satisfied
+ * by the environment, and its mode is checked before it is parsed.
+ */
+#include "ingest/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+
+typedef struct centry {
+    char *key;
+    char *value;
+    bool secret;
+} centry;
+
+struct silt_config {
+    centry *items;
+    size_t n;
+    char **redact; /* secret values and their URL-encoded forms, longest first */
+    size_t nredact;
+};
+
+/* ---- references ---------------------------------------------------------- */
+
+static bool ends_with_type(const char *s, size_t n, const char *type)
+{
+    size_t tl = strlen(type);
+    if (n == tl)
+        return memcmp(s, type, tl) == 0;
+    return n > tl && s[n - tl - 1] == '/' && memcmp(s + n - tl, type, tl) == 0;
+}
+
+int silt_config_parse_ref(const char *s, silt_valueref_kind *kind, const char **name,
+                          size_t *name_len, const char **path, size_t *path_len)
+{
+    *kind = SILT_VREF_LITERAL;
+    *name = *path = NULL;
+    *name_len = *path_len = 0;
+    /* the type ends at the first ':' that is not part of "scheme://" */
+    const char *colon = NULL;
+    for (const char *p = s; *p; p++)
+        if (*p == ':' && p[1] != '/') {
+            colon = p;
+            break;
+        }
+    if (!colon)
+        return 0;
+    size_t tl = (size_t)(colon - s);
+    silt_valueref_kind k;
+    if (ends_with_type(s, tl, "SecretSet"))
+        k = SILT_VREF_SECRET;
+    else if (ends_with_type(s, tl, "VariableSet"))
+        k = SILT_VREF_VARIABLE;
+    else
+        return 0;
+    const char *n = colon + 1;
+    const char *hash = strchr(n, '#');
+    if (!hash || hash == n || !hash[1])
+        return silt_err(SILT_EINVAL, "expected %s:NAME#key",
+                        k == SILT_VREF_SECRET ? "SecretSet" : "VariableSet");
+    *kind = k;
+    *name = n;
+    *name_len = (size_t)(hash - n);
+    *path = hash + 1;
+    *path_len = strlen(hash + 1);
+    return 0;
+}
+
+/* ---- sets files ---------------------------------------------------------- */
+
+typedef struct setfile {
+    bool loaded;
+    bool present;
+    yaml_document_t doc;
+} setfile;
+
+static int load_setfile(setfile *f, const char *path, bool secret)
+{
+    if (f->loaded)
+        return 0;
+    f->loaded = true;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        return silt_err(SILT_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (secret && (st.st_mode & 077))
+        return silt_err(SILT_EINVAL,
+                        "%s: mode %04o is too open: a secrets file must not be accessible by group "
+                        "or others (chmod 600)",
+                        path, (unsigned)(st.st_mode & 07777));
+    silt_buf text = SILT_BUF_INIT;
+    int rc = silt_fs_read(path, &text);
+    if (rc < 0) {
+        silt_buf_free(&text);
+        return rc;
+    }
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        silt_buf_free(&text);
+        return silt_err(SILT_ENOMEM, "%s: out of memory", path);
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)(text.data ? text.data : ""), text.len);
+    if (!yaml_parser_load(&parser, &f->doc)) {
+        /* never quote the problem context: it could hold a secret */
+        rc = silt_err(SILT_EINVAL, "%s:%zu: yaml syntax error", path, parser.problem_mark.line + 1);
+    } else {
+        f->present = true;
+        yaml_node_t *root = yaml_document_get_root_node(&f->doc);
+        if (root && root->type != YAML_MAPPING_NODE &&
+            !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
+            rc = silt_err(SILT_EINVAL, "%s:%zu: expected a mapping NAME: {key: value, ...}", path,
+                          root->start_mark.line + 1);
+    }
+    yaml_parser_delete(&parser);
+    silt_buf_free(&text);
+    return rc;
+}
+
+static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key, size_t klen)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == klen &&
+            memcmp(k->data.scalar.value, key, klen) == 0)
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+/* Value of NAME / dotted path in the file, or NULL. */
+static const char *setfile_lookup(setfile *f, const char *name, size_t nl, const char *path, size_t pl)
+{
+    if (!f->present)
+        return NULL;
+    yaml_node_t *n = map_get(&f->doc, yaml_document_get_root_node(&f->doc), name, nl);
+    const char *p = path, *end = path + pl;
+    while (n && p < end) {
+        const char *dot = memchr(p, '.', (size_t)(end - p));
+        size_t sl = dot ? (size_t)(dot - p) : (size_t)(end - p);
+        n = map_get(&f->doc, n, p, sl);
+        p += sl + (dot ? 1 : 0);
+        if (!dot)
+            break;
+    }
+    if (!n || n->type != YAML_SCALAR_NODE)
+        return NULL;
+    return (const char *)n->data.scalar.value;
+}
+
+static char *env_name(const char *prefix, const char *name, size_t nl, const char *path, size_t pl)
+{
+    size_t len = strlen(prefix) + nl + 1 + pl;
+    char *s = malloc(len + 1);
+    if (!s)
+        return NULL;
+    size_t o = strlen(prefix);
+    memcpy(s, prefix, o);
+    for (size_t i = 0; i < nl; i++)
+        s[o++] = isalnum((unsigned char)name[i]) ? (char)toupper((unsigned char)name[i]) : '_';
+    s[o++] = '_';
+    for (size_t i = 0; i < pl; i++)
+        s[o++] = isalnum((unsigned char)path[i]) ? (char)toupper((unsigned char)path[i]) : '_';
+    s[o] = '\0';
+    return s;
+}
+
+/* ---- load ---------------------------------------------------------------- */
+
+static int add_redaction(silt_config *c, const char *v)
+{
+    if (!*v)
+        return 0;
+    char *forms[2] = {NULL, NULL};
+    if (!(forms[0] = strdup(v)))
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    /* URL-encoded form (RFC 3986 unreserved characters kept) */
+    silt_buf enc = SILT_BUF_INIT;
+    bool differs = false;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        int rc;
+        if (isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~')
+            rc = silt_buf_putc(&enc, (char)*p);
+        else {
+            rc = silt_buf_printf(&enc, "%%%02X", *p);
+            differs = true;
+        }
+        if (rc < 0) {
+            silt_buf_free(&enc);
+            free(forms[0]);
+            return silt_err(SILT_ENOMEM, "config: out of memory");
+        }
+    }
+    if (differs)
+        forms[1] = silt_buf_detach(&enc);
+    silt_buf_free(&enc);
+    char **nr = realloc(c->redact, (c->nredact + 2) * sizeof *nr);
+    if (!nr) {
+        free(forms[0]);
+        free(forms[1]);
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    }
+    c->redact = nr;
+    for (int i = 0; i < 2; i++)
+        if (forms[i])
+            c->redact[c->nredact++] = forms[i];
+    return 0;
+}
+
+static int cmp_len_desc(const void *a, const void *b)
+{
+    size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+int silt_config_load(silt_config **out, const char *silt_dir, const odf_ValueRefs *refs)
+{
+    *out = NULL;
+    silt_config *c = calloc(1, sizeof *c);
+    if (!c)
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    size_t n = refs ? refs->entries.n : 0;
+    if (n && !(c->items = calloc(n, sizeof *c->items))) {
+        free(c);
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    }
+    setfile sets[2];
+    memset(sets, 0, sizeof sets);
+    char *paths[2] = {silt_path_join(silt_dir, "secrets.yaml", NULL),
+                      silt_path_join(silt_dir, "variables.yaml", NULL)};
+    int rc = (!paths[0] || !paths[1]) ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const odf_ValueRefsEntry *e = refs->entries.items[i];
+        const odf_ValueRef *r = e->value;
+        centry *ce = &c->items[c->n];
+        if (!(ce->key = strdup(e->key))) {
+            rc = silt_err(SILT_ENOMEM, "config: out of memory");
+            break;
+        }
+        c->n++;
+        const char *type = r->type ? r->type : "";
+        size_t tl = strlen(type);
+        const char *value = NULL;
+        char *owned = NULL;
+        if (strcmp(type, SILT_CONFIG_LITERAL) == 0) {
+            value = r->path ? r->path : "";
+        } else {
+            bool secret;
+            if (ends_with_type(type, tl, "SecretSet"))
+                secret = true;
+            else if (ends_with_type(type, tl, "VariableSet"))
+                secret = false;
+            else {
+                rc = silt_err(SILT_EINVAL, "config.%s: unsupported value type '%s' (expected SecretSet "
+                                           "or VariableSet)", e->key, type);
+                break;
+            }
+            if (!r->name || !r->path || !*r->name || !*r->path) {
+                rc = silt_err(SILT_EINVAL, "config.%s: a %s reference needs a name and a key", e->key,
+                              secret ? "SecretSet" : "VariableSet");
+                break;
+            }
+            size_t nl = strlen(r->name), pl = strlen(r->path);
+            char *ev = env_name(secret ? "SILT_SECRET_" : "SILT_VARIABLE_", r->name, nl, r->path, pl);
+            if (!ev) {
+                rc = silt_err(SILT_ENOMEM, "config: out of memory");
+                break;
+            }
+            value = getenv(ev);
+            if (!value) {
+                setfile *f = &sets[secret ? 0 : 1];
+                rc = load_setfile(f, paths[secret ? 0 : 1], secret);
+                if (rc == 0)
+                    value = setfile_lookup(f, r->name, nl, r->path, pl);
+                if (rc == 0 && !value)
+                    rc = silt_err(SILT_ENOTFOUND, "config.%s: %s '%s#%s' not found: set %s or add it to %s",
+                                  e->key, secret ? "secret" : "variable", r->name, r->path, ev,
+                                  paths[secret ? 0 : 1]);
+            }
+            free(ev);
+            if (rc < 0)
+                break;
+            ce->secret = secret;
+        }
+        if (!(owned = strdup(value)) || (ce->secret && add_redaction(c, value) < 0)) {
+            free(owned);
+            rc = silt_err(SILT_ENOMEM, "config: out of memory");
+            break;
+        }
+        ce->value = owned;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (sets[i].present)
+            yaml_document_delete(&sets[i].doc);
+        free(paths[i]);
+    }
+    if (rc < 0) {
+        silt_config_free(c);
+        return rc;
+    }
+    if (c->nredact)
+        qsort(c->redact, c->nredact, sizeof *c->redact, cmp_len_desc);
+    *out = c;
+    return 0;
+}
+
+void silt_config_free(silt_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->items[i].value && c->items[i].secret) /* scrub secrets before freeing */
+            memset(c->items[i].value, 0, strlen(c->items[i].value));
+        free(c->items[i].key);
+        free(c->items[i].value);
+    }
+    for (size_t i = 0; i < c->nredact; i++) {
+        memset(c->redact[i], 0, strlen(c->redact[i]));
+        free(c->redact[i]);
+    }
+    free(c->redact);
+    free(c->items);
+    free(c);
+}
+
+size_t silt_config_count(const silt_config *c)
+{
+    return c ? c->n : 0;
+}
+
+const char *silt_config_key(const silt_config *c, size_t i)
+{
+    return c && i < c->n ? c->items[i].key : NULL;
+}
+
+/* ---- templates ----------------------------------------------------------- */
+
+int silt_config_render(const silt_config *c, const char *what, const char *tmpl, char **out)
+{
+    *out = NULL;
+    if (!what)
+        what = "template";
+    silt_buf b = SILT_BUF_INIT;
+    const char *p = tmpl ? tmpl : "";
+    int rc = 0;
+    for (;;) {
+        const char *open = strstr(p, "${{");
+        if (!open) {
+            rc = silt_buf_puts(&b, p);
+            break;
+        }
+        if ((rc = silt_buf_append(&b, p, (size_t)(open - p))) < 0)
+            break;
+        const char *close = strstr(open + 3, "}}");
+        if (!close) {
+            rc = silt_err(SILT_EINVAL, "unterminated template expression in %s", what);
+            break;
+        }
+        const char *s = open + 3, *e = close;
+        while (s < e && isspace((unsigned char)*s))
+            s++;
+        while (e > s && isspace((unsigned char)e[-1]))
+            e--;
+        size_t len = (size_t)(e - s);
+        bool ok = len > 7 && memcmp(s, "config.", 7) == 0;
+        for (size_t i = 7; ok && i < len; i++)
+            if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+                ok = false;
+        if (!ok) {
+            rc = silt_err(SILT_EINVAL, "invalid template expression '%.*s' in %s: expected config.NAME",
+                          (int)(len > 80 ? 80 : len), s, what);
+            break;
+        }
+        const char *key = s + 7;
+        size_t kl = len - 7;
+        const centry *found = NULL;
+        for (size_t i = 0; c && i < c->n && !found; i++)
+            if (strlen(c->items[i].key) == kl && memcmp(c->items[i].key, key, kl) == 0)
+                found = &c->items[i];
+        if (!found) {
+            rc = silt_err(SILT_EINVAL, "unknown config key '%.*s' in %s", (int)kl, key, what);
+            break;
+        }
+        if ((rc = silt_buf_puts(&b, found->value)) < 0)
+            break;
+        p = close + 2;
+    }
+    if (rc == 0 && !(*out = silt_buf_detach(&b)))
+        rc = SILT_ENOMEM;
+    if (rc < 0) {
+        if (rc == SILT_ENOMEM)
+            silt_err(SILT_ENOMEM, "config: out of memory rendering %s", what);
+        if (b.data)
+            memset(b.data, 0, b.len); /* may hold a secret */
+        silt_buf_free(&b);
+        return rc;
+    }
+    return 0;
+}
+
+char *silt_config_redact(const silt_config *c, const char *text)
+{
+    if (!text)
+        text = "";
+    silt_buf b = SILT_BUF_INIT;
+    if (silt_buf_reserve(&b, strlen(text) + 1) < 0)
+        return NULL;
+    const char *p = text;
+    while (*p) {
+        size_t hit = 0;
+        for (size_t i = 0; c && i < c->nredact && !hit; i++) {
+            size_t l = strlen(c->redact[i]);
+            if (strncmp(p, c->redact[i], l) == 0)
+                hit = l;
+        }
+        int rc = hit ? silt_buf_puts(&b, "***") : silt_buf_putc(&b, *p);
+        if (rc < 0) {
+            silt_buf_free(&b);
+            return NULL;
+        }
+        p += hit ? hit : 1;
+    }
+    return silt_buf_detach(&b);
+}
+
+int silt_config_redact_error(const silt_config *c, int code)
+{
+    char *msg = silt_config_redact(c, silt_error_last());
+    if (!msg)
+        return silt_err(code, "error message withheld (out of memory while removing secrets)");
+    silt_err(code, "%s", msg);
+    free(msg);
+    return code;
+}
