@@ -45,5 +45,13 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv);
 int cmd_sql(cli_ctx *c, int argc, char **argv);
 int cmd_tail(cli_ctx *c, int argc, char **argv);
 int cmd_schema(cli_ctx *c, int argc, char **argv);
+int cmd_sources(cli_ctx *c, int argc, char **argv);
+int cmd_flows(cli_ctx *c, int argc, char **argv);
+int cmd_pull(cli_ctx *c, int argc, char **argv);
+int cmd_txn(cli_ctx *c, int argc, char **argv);
+int cmd_upload(cli_ctx *c, int argc, char **argv);
+int cmd_files(cli_ctx *c, int argc, char **argv);
+int cmd_cat(cli_ctx *c, int argc, char **argv);
+int cmd_branch(cli_ctx *c, int argc, char **argv);
 
 #endif

@@ -38,8 +38,11 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
 {
     const char *name = NULL;
     silt_dataset_kind kind = SILT_ROOT;
+    bool files = false;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--derivative") == 0)
+        if (strcmp(argv[i], "--files") == 0)
+            files = true;
+        else if (strcmp(argv[i], "--derivative") == 0)
             kind = SILT_DERIVATIVE;
         else if (strcmp(argv[i], "--root") == 0)
             kind = SILT_ROOT;
@@ -56,7 +59,11 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
     silt_dataset *ds = NULL;
-    int rc = silt_dataset_create(&ds, ws, name, kind);
+    if (files && kind != SILT_ROOT) {
+        silt_workspace_free(ws);
+        return cli_usage("new: --files datasets are root datasets");
+    }
+    int rc = files ? silt_files_create(&ds, ws, name) : silt_dataset_create(&ds, ws, name, kind);
     if (rc < 0) {
         silt_workspace_free(ws);
         return cli_fail(NULL);
@@ -112,6 +119,18 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
             silt_dataset_free(ds);
         }
         silt_strv_free(names);
+        silt_resource_change *rch = NULL;
+        size_t nrch = 0;
+        if (silt_resources_last_added(&rch, &nrch) < 0)
+            status = cli_fail(NULL);
+        for (size_t k = 0; k < nrch; k++) {
+            if (arr)
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:b}", "resource", rch[k].type, "name",
+                                                     rch[k].name, "updated", rch[k].updated));
+            else
+                printf("%s %s %s\n", rch[k].updated ? "Updated" : "Added", rch[k].type, rch[k].name);
+        }
+        silt_resource_changes_free(rch, nrch);
     }
     if (arr) {
         json_dumpf(arr, stdout, JSON_INDENT(2));

@@ -13,7 +13,7 @@ static const char *USAGE =
     "\n"
     "Workspace and datasets:\n"
     "  init                          create .silt/ in the current directory\n"
-    "  new NAME                      create an empty root dataset\n"
+    "  new NAME [--files]            create an empty root (or files) dataset\n"
     "  add MANIFEST.yaml...          create datasets from DatasetSnapshot manifests\n"
     "  list                          list datasets\n"
     "  info NAME                     summary of a dataset\n"
@@ -27,6 +27,18 @@ static const char *USAGE =
     "                                SQL over datasets (tables by name; \"name@branch\", \"name:current\")\n"
     "  tail NAME [-n N] [--format F] [--output FILE]   newest records (default 10)\n"
     "  schema NAME [--json|--yaml]   current schema\n"
+    "  pull NAME...|--all [--fetch-uncacheable] [--set-watermark T]\n"
+    "                                run polling sources (one AddData per new batch)\n"
+    "  sources | flows               list Source / Flow resources (silt add)\n"
+    "\n"
+    "Files datasets (transactions, views, branches):\n"
+    "  txn start NAME[@BRANCH] --type snapshot|append|update|delete   -> prints the rid\n"
+    "  txn put NAME RID LOCAL_FILE [PATH] | rm NAME RID PATH\n"
+    "  txn commit NAME RID | abort NAME RID | list NAME[@BRANCH]\n"
+    "  upload NAME[@BRANCH] FILE... [--type update|append|snapshot] [--as PATH]\n"
+    "  files NAME[@BRANCH] [--at RID | --range START..END]   the view\n"
+    "  cat NAME[@BRANCH] PATH [--at RID]\n"
+    "  branch create NAME BRANCH [--from BRANCH | --at RID] | list NAME | delete NAME BRANCH\n"
     "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
@@ -80,7 +92,9 @@ static const struct {
     {"rename", cmd_rename}, {"delete", cmd_delete}, {"log", cmd_log},
     {"append", cmd_append}, {"verify", cmd_verify}, {"block", cmd_block},
     {"ingest", cmd_ingest}, {"sql", cmd_sql},       {"tail", cmd_tail},
-    {"schema", cmd_schema},
+    {"schema", cmd_schema}, {"sources", cmd_sources}, {"flows", cmd_flows},
+    {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
+    {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
 };
 
 int main(int argc, char **argv)

@@ -167,6 +167,7 @@ typedef struct silt_ingest_result {
     char watermark[40];         /* RFC 3339 */
     char head[70];              /* new head block */
     bool schema_changed;        /* a SetDataSchema was committed */
+    size_t num_slices;          /* slices written (targetRecordsPerSlice may split) */
 } silt_ingest_result;
 
 /* Push ingest through the dataset's push source (AddPushSource: read,
@@ -369,6 +370,49 @@ typedef struct silt_pull_result {
  * returned (out still tells what was committed). With opts->set_watermark
  * only an AddData advancing the watermark is committed. */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
+
+/* ---- resources: Source and Flow (src/ingest/resources.c) -------------- */
+
+/* A resource stored by `silt add`. */
+typedef struct silt_resource_change {
+    char *type;   /* "source" or "flow" */
+    char *name;
+    bool updated; /* replaced an existing resource of the same name */
+} silt_resource_change;
+
+/* Resources stored by the last silt_dataset_add_manifest call on this thread
+ * (empty if it stored none or failed). Caller owns *out: free with
+ * silt_resource_changes_free. */
+int silt_resources_last_added(silt_resource_change **out, size_t *n);
+void silt_resource_changes_free(silt_resource_change *v, size_t n);
+
+typedef struct silt_source_info {
+    char *name;
+    char *ingress_kind;     /* "Url", "FilesGlob", … or "" */
+    char *ingress_location; /* url / path / image / host (templates not rendered), or "" */
+    char *merge_kind;       /* "Ledger", "Snapshot", "Append", … or "" */
+} silt_source_info;
+
+/* All Source resources of the workspace, sorted by name. Caller owns *out:
+ * free with silt_sources_free. */
+int silt_sources_list(silt_source_info **out, size_t *n, silt_workspace *ws);
+void silt_sources_free(silt_source_info *v, size_t n);
+
+typedef struct silt_flow_info {
+    char *name;
+    char *target;      /* dataset name */
+    char **schedules;  /* cron expressions of the Schedule triggers */
+    size_t nschedules;
+    int64_t next_run;  /* earliest next fire time after `now` (UNIX seconds, UTC), -1 if none */
+    char *source;      /* Source of the first Ingest task, or NULL */
+    uint64_t target_records_per_slice; /* of that task; 0 = not set */
+} silt_flow_info;
+
+/* All Flow resources, sorted by name; next_run is computed from `now`
+ * (UNIX seconds; negative = the current time, which honours
+ * SILT_FAKE_SYSTEM_TIME). Caller owns *out: free with silt_flows_free. */
+int silt_flows_list(silt_flow_info **out, size_t *n, silt_workspace *ws, int64_t now);
+void silt_flows_free(silt_flow_info *v, size_t n);
 
 #ifdef __cplusplus
 }

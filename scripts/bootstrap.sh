@@ -24,6 +24,7 @@ PACKAGES=(
   libyaml-dev libjansson-dev libssl-dev libcurl4-openssl-dev libcmocka-dev
   libarchive-dev zlib1g-dev libpcre2-dev libmicrohttpd-dev libshp-dev
   flatbuffers-compiler python3-flatbuffers
+  python3-croniter
   nginx-light
   npm nodejs
 )

@@ -481,6 +481,18 @@ static int add_snapshot(silt_workspace *ws, const char *path, const snapshot_doc
 
 int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path)
 {
+    /* Source/Flow resources (`$schema:` documents) go to src/ingest/resources.c
+     * (declared here: see ingest/resources.h). */
+    struct silt_res_batch;
+    int silt_res_batch_new(struct silt_res_batch **out, const char *path);
+    void silt_res_batch_free(struct silt_res_batch *b);
+    int silt_res_batch_parse(struct silt_res_batch *b, const char *text, size_t len, int line);
+    int silt_res_batch_check(struct silt_res_batch *b, silt_workspace *ws, const char *const *new_datasets,
+                             size_t n_new);
+    int silt_res_batch_commit(struct silt_res_batch *b, silt_workspace *ws);
+    struct silt_res_batch *resources = NULL;
+    const char **snap_names = NULL;
+    size_t n_snaps = 0;
     if (names_out)
         *names_out = NULL;
     silt_buf text = SILT_BUF_INIT;
@@ -504,12 +516,23 @@ int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char 
     if (rc == 0) {
         snaps = calloc(n, sizeof *snaps);
         names = calloc(n + 1, sizeof *names);
-        if (!snaps || !names)
+        snap_names = calloc(n + 1, sizeof *snap_names);
+        if (!snaps || !names || !snap_names)
             rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
     }
+    if (rc == 0)
+        rc = silt_res_batch_new(&resources, path);
     /* parse and check every document before building anything */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         void *obj = NULL;
+        if (!docs[i].kind) {
+            rc = silt_res_batch_parse(resources, docs[i].text, docs[i].len, docs[i].line);
+            if (rc == 0)
+                continue; /* a resource */
+            if (rc < 0)
+                break;
+            rc = 0; /* no `$schema`: report it as a manifest */
+        }
         rc = odf_yaml_parse_manifest(a, docs[i].text, docs[i].len, path, "DatasetSnapshot", NULL, &obj);
         if (rc == 0) {
             snaps[i].snap = obj;
@@ -517,15 +540,25 @@ int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char 
             rc = check_snapshot(path, docs[i].line, obj);
         }
         for (size_t j = 0; rc == 0 && j < i; j++)
-            if (strcmp(snaps[j].snap->name, snaps[i].snap->name) == 0)
+            if (snaps[j].snap && strcmp(snaps[j].snap->name, snaps[i].snap->name) == 0)
                 rc = silt_err(SILT_EINVAL, "%s:%d: content.name: dataset '%s' is defined twice", path,
                               docs[i].line, snaps[i].snap->name);
+        if (rc == 0)
+            snap_names[n_snaps++] = snaps[i].snap->name;
     }
+    if (rc == 0)
+        rc = silt_res_batch_check(resources, ws, snap_names, n_snaps);
     for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!snaps[i].snap)
+            continue; /* a resource */
         rc = add_snapshot(ws, path, &snaps[i]);
         if (rc == 0 && !(names[created++] = strdup(snaps[i].snap->name)))
             rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
     }
+    if (rc == 0)
+        rc = silt_res_batch_commit(resources, ws);
+    silt_res_batch_free(resources);
+    free(snap_names);
     if (rc == 0 && names_out) {
         *names_out = names;
         names = NULL;

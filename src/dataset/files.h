@@ -18,7 +18,7 @@
  *   {"opendatafabric.org/linkedObjects":{"numObjectsNaive":N,"sizeNaive":S},
  *    "silt.dev/transaction":{"rid":"ri.silt…","type":"UPDATE"}}
  * and whose newCheckpoint is (periodically) a Parquet file of the view after
- * that block; see docs/format/files.md and files.c for the rules.
+ * that block; see files.c for the rules.
  *
  * View semantics follow spec/foundry-datasets.md "Dataset views" exactly;
  * on the chain they are the changelog projection: a path is in the view

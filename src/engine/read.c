@@ -1699,6 +1699,18 @@ static int fast_one(rd *r, const char *path, silt_buf *q, char **tmpfile)
             return rc;
         src = *tmpfile;
     }
+    if (text && r->kind != ODF_ReadStep_Csv) {
+        /* whitespace-only JSON text: the slow path reports "file is empty" */
+        FILE *f = fopen(src, "rb");
+        int ch = EOF;
+        if (f) {
+            while ((ch = getc(f)) != EOF && (isspace(ch) || ch == 0xEF || ch == 0xBB || ch == 0xBF))
+                ;
+            fclose(f);
+        }
+        if (ch == EOF)
+            return FAST_NA;
+    }
     switch (r->kind) {
     case ODF_ReadStep_Csv: return fast_csv(r, src, q);
     case ODF_ReadStep_NdJson: return fast_ndjson(r, src, q);
@@ -1987,7 +1999,9 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
     free(keep);
     g_last_fast = false;
     bool done = false;
-    if (!rc && ordered && g_read_mode != SILT_READ_SLOW) {
+    const char *env_mode = getenv("SILT_READ_MODE");
+    bool env_slow = env_mode && !strcmp(env_mode, "slow");
+    if (!rc && ordered && g_read_mode != SILT_READ_SLOW && !env_slow) {
         /* rowid order = insertion order needs preserve_insertion_order */
         int frc = read_fast(&r, files, display_names, nfiles, tident);
         if (frc == 0)

@@ -47,7 +47,8 @@ int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out)
  * environment variable SILT_READ_VERIFY=1): after a fast-path success the
  * slow path reads the input again into a shadow table and the two tables must
  * match (names, types, rows, row order), else SILT_EINTERNAL "read verify: …".
- * Fast path failures fall back exactly as in AUTO. */
+ * Fast path failures fall back exactly as in AUTO. SILT_READ_MODE=slow in
+ * the environment forces the slow path (for comparing whole runs). */
 typedef enum { SILT_READ_AUTO = 0, SILT_READ_SLOW = 1, SILT_READ_VERIFY = 2 } silt_read_mode;
 void silt_read_set_mode(silt_read_mode mode);
 /* True when the last successful silt_read_files on this thread was served

@@ -89,10 +89,12 @@ static int col_expr(silt_buf *out, const char *name, const char *type)
     if (!q)
         return SILT_ENOMEM;
     int rc;
-    if (strcmp(type, "TIMESTAMP WITH TIME ZONE") == 0)
-        rc = silt_buf_printf(out, "CAST(CAST(%s AS TIMESTAMP) AS TIMESTAMP_MS)", q);
+    /* via TIMESTAMP (UTC session zone for TIMESTAMPTZ; TIMESTAMP_NS cannot be
+     * cast to TIMESTAMP_MS directly), truncated to the millisecond */
+    if (strcmp(type, "TIMESTAMP_MS") == 0)
+        rc = silt_buf_puts(out, q);
     else if (is_timestamp(type))
-        rc = silt_buf_printf(out, "CAST(%s AS TIMESTAMP_MS)", q);
+        rc = silt_buf_printf(out, "CAST(date_trunc('millisecond', CAST(%s AS TIMESTAMP)) AS TIMESTAMP_MS)", q);
     else
         rc = silt_buf_puts(out, q);
     free(q);
@@ -112,9 +114,10 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         rc = silt_buf_printf(&sql, "DESCRIBE %s", qt);
     if (!rc)
         rc = silt_engine_query_rows(e, sql.data, collect_col, &cols);
-    if (!rc && (cols.n < 2 || strcmp(cols.names[0], "op") != 0 ||
+    if (!rc && (cols.n < 2 || strcmp(cols.names[0], spec->op_column) != 0 ||
                 strcmp(cols.names[1], spec->event_time_column) != 0))
-        rc = silt_err(SILT_EINTERNAL, "merged table must start with (op, %s)", spec->event_time_column);
+        rc = silt_err(SILT_EINTERNAL, "merged table must start with (%s, %s)", spec->op_column,
+                      spec->event_time_column);
     const char *et_type = cols.n > 1 ? cols.types[1] : "";
     bool et_date = strcmp(et_type, "DATE") == 0;
     if (!rc && !et_date && !is_timestamp(et_type))
@@ -127,8 +130,14 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         snprintf(num, sizeof num, "CAST(rowid + %llu AS UBIGINT)", (unsigned long long)spec->first_offset);
         rc = add_col(&sel, num, spec->offset_column);
     }
-    if (!rc)
-        rc = add_col(&sel, "CAST(\"op\" AS UTINYINT)", spec->op_column);
+    if (!rc) {
+        char *qop = silt_sql_ident(spec->op_column);
+        silt_buf_clear(&expr);
+        rc = qop ? silt_buf_printf(&expr, "CAST(%s AS UTINYINT)", qop) : SILT_ENOMEM;
+        free(qop);
+        if (!rc)
+            rc = add_col(&sel, expr.data, spec->op_column);
+    }
     if (!rc) {
         char ts[48];
         silt_time_format((silt_time){spec->system_time.sec, spec->system_time.nsec / 1000000 * 1000000}, ts);

@@ -41,16 +41,30 @@ int silt_et_translate_format(const char *format, char **out)
         int n = count_run(p, c);
         const char *rep = NULL;
         if (c == '\'') {
-            const char *end = strchr(p + 1, '\'');
-            if (!end) {
-                rc = silt_err(SILT_EINVAL, "timestamp format '%s': unterminated quote", format);
-                break;
-            }
-            if (end == p + 1)
+            if (p[1] == '\'') { /* '' = a literal quote */
                 rc = silt_buf_putc(&b, '\'');
-            else
-                rc = silt_buf_append(&b, p + 1, (size_t)(end - p - 1));
-            p = end + 1;
+                p += 2;
+                continue;
+            }
+            const char *q = p + 1;
+            for (;;) {
+                if (!*q) {
+                    rc = silt_err(SILT_EINVAL, "timestamp format '%s': unterminated quote", format);
+                    break;
+                }
+                if (*q == '\'' && q[1] == '\'') {
+                    rc = silt_buf_putc(&b, '\'');
+                    q += 2;
+                } else if (*q == '\'') {
+                    q++;
+                    break;
+                } else {
+                    rc = silt_buf_putc(&b, *q++);
+                }
+                if (rc)
+                    break;
+            }
+            p = q;
             continue;
         }
         if (isalpha((unsigned char)c)) {

@@ -28,6 +28,7 @@ typedef struct silt_ingest_request {
     bool has_event_time;         /* fallback event time for rows without one */
     silt_time event_time;
     const odf_SourceState *source_state; /* state to commit, or NULL */
+    uint64_t target_records_per_slice;   /* 0 = one slice per ingest */
 } silt_ingest_request;
 
 /* Runs the pipeline on `ds` and commits the result. "Up to date" (nothing

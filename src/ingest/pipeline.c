@@ -13,6 +13,7 @@
 #include "ingest/ingest.h"
 
 #include "dataset/dataset_internal.h"
+#include "dataset/files.h"
 #include "engine/engine.h"
 #include "engine/merge.h"
 #include "engine/read.h"
@@ -213,10 +214,33 @@ static int preprocess(pipeline *p, const odf_union *pre)
     return 0;
 }
 
+static int current_schema(pipeline *p, odf_DataSchema **out);
+
+/* Names of the input files for messages ("a.csv, b.csv"). */
+static const char *input_names(pipeline *p, const silt_ingest_request *req)
+{
+    silt_buf b = SILT_BUF_INIT;
+    for (size_t i = 0; i < req->nfiles && i < 4; i++)
+        silt_buf_printf(&b, "%s%s", i ? ", " : "", req->display ? req->display[i] : req->files[i]);
+    if (req->nfiles > 4)
+        silt_buf_printf(&b, " (+%zu more)", req->nfiles - 4);
+    char *r = silt_arena_strdup(p->a, b.data ? b.data : "input");
+    silt_buf_free(&b);
+    return r ? r : "input";
+}
+
+typedef struct outcol {
+    const char *name; /* output name */
+    char *expr;       /* SQL expression (arena) */
+    bool used;
+} outcol;
+
 /* Builds __silt_in: the event time column first (normalised to a timestamp or
- * date; the fallback where absent or NULL), then the other columns; input
- * columns clashing with system column names get a '_' prefix unless the read
- * step declared a schema (then a clash is an error). */
+ * date; the fallback where absent or NULL), then the data columns — those of
+ * the dataset's current schema first, matched by name and in the schema's
+ * order (a missing one is an error: columns cannot be removed), then new
+ * ones in input order. Input columns clashing with system column names get a
+ * '_' prefix unless the read step declared a schema (then it is an error). */
 static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql,
                             bool as_view)
 {
@@ -251,42 +275,81 @@ static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool ke
                           "string or UNIX seconds",
                           p->v.event_time, t);
     }
+    free(qet);
+    /* data columns with their output names */
+    outcol *cols = silt_arena_alloc(p->a, (c.n ? c.n : 1) * sizeof *cols);
+    size_t ncols = 0;
+    if (!cols)
+        rc = SILT_ENOMEM;
     const char *sys[] = {p->v.offset, p->v.op, p->v.system_time};
     for (size_t i = 0; !rc && i < c.n; i++) {
         if ((int)i == et)
             continue;
-        char *q = silt_sql_ident(c.names[i]);
-        if (!q) {
-            rc = SILT_ENOMEM;
-            break;
-        }
         bool clash = false;
         for (size_t k = 0; k < 3; k++)
             if (strcmp(c.names[i], sys[k]) == 0 && !(k == 1 && keep_op))
                 clash = true;
+        const char *name = c.names[i];
         if (clash && declared) {
             rc = silt_err(SILT_EINVAL, "input column '%s' clashes with a system column; rename it in the schema "
                                        "or with a preprocess query",
                           c.names[i]);
-        } else if (clash) {
-            char *renamed = silt_arena_printf(p->a, "_%s", c.names[i]);
-            char *qr = renamed ? silt_sql_ident(renamed) : NULL;
-            if (!qr)
-                rc = SILT_ENOMEM;
-            else if (find_col(&c, renamed) >= 0)
-                rc = silt_err(SILT_EINVAL, "input columns '%s' and '%s' clash after renaming", c.names[i], renamed);
-            else
-                rc = silt_buf_printf(&sel, ", %s AS %s", q, qr);
-            free(qr);
-        } else {
-            rc = silt_buf_printf(&sel, ", %s", q);
+            break;
         }
+        if (clash) {
+            name = silt_arena_printf(p->a, "_%s", c.names[i]);
+            if (!name) {
+                rc = SILT_ENOMEM;
+                break;
+            }
+            if (find_col(&c, name) >= 0) {
+                rc = silt_err(SILT_EINVAL, "input columns '%s' and '%s' clash after renaming", c.names[i], name);
+                break;
+            }
+        }
+        char *q = silt_sql_ident(c.names[i]);
+        char *qn = silt_sql_ident(name);
+        cols[ncols].name = name;
+        cols[ncols].expr = (q && qn) ? silt_arena_printf(p->a, "%s AS %s", q, qn) : NULL;
         free(q);
+        free(qn);
+        if (!cols[ncols].expr) {
+            rc = SILT_ENOMEM;
+            break;
+        }
+        ncols++;
     }
+    /* existing schema order first */
+    odf_DataSchema *cur = NULL;
+    if (!rc)
+        rc = current_schema(p, &cur);
+    const char *allsys[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time};
+    for (size_t f = 0; !rc && cur && f < cur->fields.n; f++) {
+        const odf_DataField *df = cur->fields.items[f];
+        bool is_sys = false;
+        for (size_t k = 0; k < 4; k++)
+            if (df->name && strcmp(df->name, allsys[k]) == 0)
+                is_sys = true;
+        if (is_sys || !df->name)
+            continue;
+        size_t k = 0;
+        while (k < ncols && strcmp(cols[k].name, df->name) != 0)
+            k++;
+        if (k == ncols) {
+            rc = silt_err(SILT_EINVAL,
+                          "%s: column '%s' of the dataset's schema is missing (columns cannot be removed)",
+                          input_names(p, req), df->name);
+            break;
+        }
+        cols[k].used = true;
+        rc = silt_buf_printf(&sel, ", %s", cols[k].expr);
+    }
+    for (size_t k = 0; !rc && k < ncols; k++)
+        if (!cols[k].used)
+            rc = silt_buf_printf(&sel, ", %s", cols[k].expr);
     if (!rc)
         rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP %s __silt_in AS SELECT %s FROM __silt_pre",
                                as_view ? "VIEW" : "TABLE", sel.data);
-    free(qet);
     silt_buf_free(&sel);
     return rc;
 }
@@ -359,6 +422,13 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     int rc = silt_ds_sync(ds);
     if (rc)
         return rc;
+    rc = silt_files_is_files(ds);
+    if (rc < 0)
+        return rc;
+    if (rc > 0)
+        return silt_err(SILT_EINVAL, "dataset '%s' is a files dataset: change it with transactions "
+                                     "('silt upload', 'silt txn')",
+                        ds->name);
     rc = load_vocab(p);
     if (rc)
         return rc;
@@ -433,123 +503,184 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         return 0;
     }
 
-    odf_union events[2];
-    size_t nevents = 0;
-    odf_AddData *ad = silt_arena_alloc(p->a, sizeof *ad);
-    if (!ad)
+    /* split the changelog into slices of about target_records_per_slice
+     * records; a -C/+C pair never spans two slices */
+    uint64_t target = req->target_records_per_slice;
+    size_t nchunks = 0, cap = 4;
+    uint64_t *ends = silt_arena_alloc(p->a, cap * sizeof *ends);
+    if (!ends)
         return SILT_ENOMEM;
-    if (ds->st.has_last_offset) {
-        ad->has_prev_offset = true;
-        ad->prev_offset = ds->st.last_offset;
+    for (uint64_t start = 0; start < nrows || (nrows == 0 && nchunks == 0);) {
+        uint64_t end = (target && nrows - start > target) ? start + target : nrows;
+        if (end < nrows) {
+            char *qop = silt_sql_ident(p->v.op);
+            char *q = qop ? silt_arena_printf(p->a, "SELECT %s FROM __silt_out WHERE rowid = %llu", qop,
+                                             (unsigned long long)end)
+                          : NULL;
+            free(qop);
+            uint64_t op = 0;
+            if (!q)
+                return SILT_ENOMEM;
+            rc = silt_engine_query_u64(p->e, &op, q);
+            if (rc)
+                return rc;
+            if (op == 3) /* +C: keep it with its -C */
+                end++;
+        }
+        if (nchunks == cap) {
+            uint64_t *n2 = silt_arena_alloc(p->a, cap * 2 * sizeof *n2);
+            if (!n2)
+                return SILT_ENOMEM;
+            memcpy(n2, ends, cap * sizeof *n2);
+            ends = n2;
+            cap *= 2;
+        }
+        ends[nchunks++] = end;
+        if (end == start)
+            break; /* no records: one AddData for the source state */
+        start = end;
     }
-    if (ds->st.has_checkpoint)
-        ad->prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-    if (ds->st.has_watermark) {
-        ad->has_new_watermark = true;
-        ad->new_watermark = ds->st.watermark;
-    }
-    if (req->source_state)
-        ad->new_source_state = (odf_SourceState *)req->source_state;
-
-    if (nrows > 0) {
-        /* slice */
-        uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
-        p->slice_tmp = object_tmp(p, "data");
-        if (!p->slice_tmp)
+    odf_union *events = silt_arena_alloc(p->a, (nchunks + 1) * sizeof *events);
+    if (!events)
+        return SILT_ENOMEM;
+    size_t nevents = 0;
+    /* state carried from block to block of this batch */
+    bool has_off = ds->st.has_last_offset;
+    uint64_t last_off = ds->st.last_offset;
+    bool has_wm = ds->st.has_watermark;
+    odf_time wm = ds->st.watermark;
+    odf_Checkpoint *prev_cp = NULL;
+    if (ds->st.has_checkpoint) {
+        prev_cp = silt_arena_alloc(p->a, sizeof *prev_cp);
+        if (!prev_cp)
             return SILT_ENOMEM;
-        silt_slice_spec ss = {"__silt_out", p->v.offset, p->v.op, p->v.system_time, p->v.event_time, first, now,
-                              p->slice_tmp};
-        silt_slice_info si;
-        rc = silt_write_slice(p->e, &ss, &si);
-        if (rc)
-            return rc;
-        trace("write", &t0);
-        if (si.num_rows != nrows)
-            return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
-                            (unsigned long long)nrows);
-        /* schema: the slice as it will be read back */
-        odf_DataSchema *schema = NULL, *cur = NULL;
-        const char *required[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time, NULL};
-        rc = silt_schema_from_table(p->e, p->a, SILT_SLICE_VIEW, required, &schema);
+        prev_cp->physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+        prev_cp->size = ds->st.checkpoint_size;
+    }
+    odf_Checkpoint *new_cp = prev_cp;
+    if (nrows > 0 && has_state) {
+        /* merge state checkpoint (attached to the last block of the batch) */
+        p->checkpoint_tmp = object_tmp(p, "checkpoints");
+        char *qc = p->checkpoint_tmp ? silt_sql_str(p->checkpoint_tmp) : NULL;
+        if (!qc)
+            return SILT_ENOMEM;
+        rc = silt_engine_execf(p->e, "COPY __silt_state TO %s (FORMAT parquet, compression snappy)", qc);
+        free(qc);
+        uint8_t digest[32];
+        uint64_t csize = 0;
         if (!rc)
-            rc = current_schema(p, &cur);
+            rc = silt_sha3_file(p->checkpoint_tmp, digest, &csize);
         if (rc)
             return rc;
-        if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
-            odf_SetDataSchema *sds = silt_arena_alloc(p->a, sizeof *sds);
-            if (!sds)
-                return SILT_ENOMEM;
-            sds->schema = schema;
-            events[nevents++] = (odf_union){ODF_MetadataEvent_SetDataSchema, sds};
-            out->schema_changed = true;
-        }
-        /* move the slice into place */
-        rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, p->slice_tmp);
+        uint8_t *ch = silt_arena_alloc(p->a, SILT_MH_LEN);
+        new_cp = silt_arena_alloc(p->a, sizeof *new_cp);
+        if (!ch || !new_cp)
+            return SILT_ENOMEM;
+        silt_multihash_wrap_sha3(digest, ch);
+        rc = silt_store_adopt_file(ds->store, "checkpoints", ch, p->checkpoint_tmp);
         if (rc)
             return rc;
-        odf_DataSlice *nd = silt_arena_alloc(p->a, sizeof *nd);
-        odf_OffsetInterval *oi = silt_arena_alloc(p->a, sizeof *oi);
-        uint8_t *lh = silt_arena_memdup(p->a, si.logical_hash, sizeof si.logical_hash);
-        uint8_t *ph = silt_arena_memdup(p->a, si.physical_hash, sizeof si.physical_hash);
-        if (!nd || !oi || !lh || !ph)
-            return SILT_ENOMEM;
-        oi->start = first;
-        oi->end = first + nrows - 1;
-        nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
-        nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
-        nd->offset_interval = oi;
-        nd->size = si.size;
-        ad->new_data = nd;
-        ad->has_prev_offset = ds->st.has_last_offset;
-        if (si.has_max_event_time) {
-            odf_time m = {si.max_event_time.sec, si.max_event_time.nsec};
-            if (!ad->has_new_watermark || m.sec > ad->new_watermark.sec ||
-                (m.sec == ad->new_watermark.sec && m.nsec > ad->new_watermark.nsec))
-                ad->new_watermark = m;
-            ad->has_new_watermark = true;
-        }
-        out->num_records = nrows;
-        out->first_offset = first;
-        out->last_offset = first + nrows - 1;
-
-        /* merge state checkpoint */
-        if (has_state) {
-            p->checkpoint_tmp = object_tmp(p, "checkpoints");
-            char *qc = p->checkpoint_tmp ? silt_sql_str(p->checkpoint_tmp) : NULL;
-            if (!qc)
-                return SILT_ENOMEM;
-            rc = silt_engine_execf(p->e, "COPY __silt_state TO %s (FORMAT parquet, compression snappy)", qc);
-            free(qc);
-            uint8_t digest[32];
-            uint64_t csize = 0;
-            if (!rc)
-                rc = silt_sha3_file(p->checkpoint_tmp, digest, &csize);
-            if (rc)
-                return rc;
-            uint8_t *ch = silt_arena_alloc(p->a, SILT_MH_LEN);
-            odf_Checkpoint *cp = silt_arena_alloc(p->a, sizeof *cp);
-            if (!ch || !cp)
-                return SILT_ENOMEM;
-            silt_multihash_wrap_sha3(digest, ch);
-            rc = silt_store_adopt_file(ds->store, "checkpoints", ch, p->checkpoint_tmp);
-            if (rc)
-                return rc;
-            cp->physical_hash = (odf_bytes){ch, SILT_MH_LEN};
-            cp->size = csize;
-            ad->new_checkpoint = cp;
-        }
-    } else if (ds->st.has_checkpoint) {
-        /* source state only: carry the checkpoint over */
-        odf_Checkpoint *cp = silt_arena_alloc(p->a, sizeof *cp);
-        if (!cp)
-            return SILT_ENOMEM;
-        cp->physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-        cp->size = ds->st.checkpoint_size;
-        ad->new_checkpoint = cp;
+        new_cp->physical_hash = (odf_bytes){ch, SILT_MH_LEN};
+        new_cp->size = csize;
     }
-    events[nevents++] = (odf_union){ODF_MetadataEvent_AddData, ad};
+    uint64_t start = 0;
+    for (size_t k = 0; k < nchunks; k++) {
+        uint64_t end = ends[k], n = end - start;
+        bool last = k + 1 == nchunks;
+        odf_AddData *ad = silt_arena_alloc(p->a, sizeof *ad);
+        if (!ad)
+            return SILT_ENOMEM;
+        ad->has_prev_offset = has_off;
+        ad->prev_offset = last_off;
+        if (prev_cp)
+            ad->prev_checkpoint = prev_cp->physical_hash;
+        ad->new_checkpoint = last ? new_cp : prev_cp;
+        if (last && req->source_state)
+            ad->new_source_state = (odf_SourceState *)req->source_state;
+        if (n > 0) {
+            const char *table = "__silt_out";
+            if (nchunks > 1) {
+                rc = silt_engine_execf(p->e,
+                                       "CREATE OR REPLACE TEMP TABLE __silt_chunk AS SELECT * FROM __silt_out "
+                                       "WHERE rowid >= %llu AND rowid < %llu",
+                                       (unsigned long long)start, (unsigned long long)end);
+                if (rc)
+                    return rc;
+                table = "__silt_chunk";
+            }
+            uint64_t first = has_off ? last_off + 1 : 0;
+            p->slice_tmp = object_tmp(p, "data");
+            if (!p->slice_tmp)
+                return SILT_ENOMEM;
+            silt_slice_spec ss = {table, p->v.offset, p->v.op, p->v.system_time, p->v.event_time, first, now,
+                                  p->slice_tmp};
+            silt_slice_info si;
+            rc = silt_write_slice(p->e, &ss, &si);
+            if (rc)
+                return rc;
+            trace("write", &t0);
+            if (si.num_rows != n)
+                return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu",
+                                (unsigned long long)si.num_rows, (unsigned long long)n);
+            if (k == 0) {
+                /* schema: the slice as it will be read back */
+                odf_DataSchema *schema = NULL, *cur = NULL;
+                const char *required[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time, NULL};
+                rc = silt_schema_from_table(p->e, p->a, SILT_SLICE_VIEW, required, &schema);
+                if (!rc)
+                    rc = current_schema(p, &cur);
+                if (rc)
+                    return rc;
+                if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
+                    odf_SetDataSchema *sds = silt_arena_alloc(p->a, sizeof *sds);
+                    if (!sds)
+                        return SILT_ENOMEM;
+                    sds->schema = schema;
+                    events[nevents++] = (odf_union){ODF_MetadataEvent_SetDataSchema, sds};
+                    out->schema_changed = true;
+                }
+            }
+            /* move the slice into place */
+            rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, p->slice_tmp);
+            if (rc)
+                return rc;
+            odf_DataSlice *nd = silt_arena_alloc(p->a, sizeof *nd);
+            odf_OffsetInterval *oi = silt_arena_alloc(p->a, sizeof *oi);
+            uint8_t *lh = silt_arena_memdup(p->a, si.logical_hash, sizeof si.logical_hash);
+            uint8_t *ph = silt_arena_memdup(p->a, si.physical_hash, sizeof si.physical_hash);
+            if (!nd || !oi || !lh || !ph)
+                return SILT_ENOMEM;
+            oi->start = first;
+            oi->end = first + n - 1;
+            nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
+            nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
+            nd->offset_interval = oi;
+            nd->size = si.size;
+            ad->new_data = nd;
+            if (si.has_max_event_time) {
+                odf_time m = {si.max_event_time.sec, si.max_event_time.nsec};
+                if (!has_wm || m.sec > wm.sec || (m.sec == wm.sec && m.nsec > wm.nsec))
+                    wm = m;
+                has_wm = true;
+            }
+            if (k == 0)
+                out->first_offset = first;
+            out->last_offset = oi->end;
+            out->num_records += n;
+            has_off = true;
+            last_off = oi->end;
+        }
+        ad->has_new_watermark = has_wm;
+        ad->new_watermark = wm;
+        events[nevents++] = (odf_union){ODF_MetadataEvent_AddData, ad};
+        prev_cp = ad->new_checkpoint;
+        start = end;
+    }
+    out->num_slices = nrows ? nchunks : 0;
     trace("checkpoint", &t0);
     rc = silt_ds_append_events_at(ds, events, nevents, NULL, &now);
+    if (rc == SILT_EVALIDATION && out->schema_changed)
+        return silt_err_context(rc, "%s: the data does not fit the dataset's schema", input_names(p, req));
     if (rc)
         return rc;
     trace("commit", &t0);

@@ -163,10 +163,42 @@ bool odf_data_type_is_nullable(const odf_union *t)
     return t && t->value && t->type == ODF_DataType_Option;
 }
 
-static const char *short_type(const odf_union *t)
+/* Readable type text: "Int64", "Option<String>", "List<Option<Int32>>",
+ * "Timestamp(Millisecond, UTC)". Written into a per-call buffer. */
+static void describe_type(const odf_union *t, char *out, size_t len, int depth)
 {
     const char *n = type_name(t);
-    return strncmp(n, "DataType", 8) == 0 && n[8] ? n + 8 : n;
+    if (strncmp(n, "DataType", 8) == 0 && n[8])
+        n += 8;
+    const odf_union *inner = NULL;
+    if (depth < 8 && t->value && t->type == ODF_DataType_Option)
+        inner = &((const odf_DataTypeOption *)t->value)->inner;
+    else if (depth < 8 && t->value && t->type == ODF_DataType_List)
+        inner = &((const odf_DataTypeList *)t->value)->item_type;
+    if (inner) {
+        char sub[160];
+        describe_type(inner, sub, sizeof sub, depth + 1);
+        snprintf(out, len, "%s<%s>", n, sub);
+    } else if (t->value && t->type == ODF_DataType_Timestamp) {
+        static const char *const UNITS[] = {"Second", "Millisecond", "Microsecond", "Nanosecond"};
+        const odf_DataTypeTimestamp *ts = t->value;
+        const char *unit = ts->has_unit && ts->unit >= 0 && ts->unit <= 3 ? UNITS[ts->unit] : "Millisecond";
+        snprintf(out, len, "%s(%s, %s)", n, unit, ts->timezone ? ts->timezone : "UTC");
+    } else if (t->value && t->type == ODF_DataType_Decimal) {
+        const odf_DataTypeDecimal *d = t->value;
+        snprintf(out, len, "%s(%u, %d)", n, (unsigned)d->precision, (int)d->scale);
+    } else {
+        snprintf(out, len, "%s", n);
+    }
+}
+
+static const char *short_type(const odf_union *t)
+{
+    static _Thread_local char buf[2][192];
+    static _Thread_local int k;
+    k ^= 1;
+    describe_type(t, buf[k], sizeof buf[k], 0);
+    return buf[k];
 }
 
 int odf_schema_check_evolution(const odf_DataSchema *prev, const odf_DataSchema *next, char *msg,

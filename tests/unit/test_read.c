@@ -952,7 +952,7 @@ static void test_fast_vs_slow(void **state)
     odf_ReadStepCsv d5 = {.ddl_schema = ddl(5, dsc), .date_format = "dd/MM/yyyy"};
     static const char *bodies[] = {
         "1,a,2020-01-02,true,1.5\n2,,,,\n",                       /* empty fields */
-        "\xef\xbb\xbf" "1,a,2020-01-02,true,1.5\r\n2,b,2020-01-03,false,2\r\n", /* BOM + CRLF */
+        "\357\273\2771,a,2020-01-02,true,1.5\r\n2,b,2020-01-03,false,2\r\n", /* BOM + CRLF */
         "1,a,2020-01-02,true,1.5\n\n2,b,2020-01-03,false,2\n",    /* blank line */
         "1,a,2020-01-02,true,1.5,\n",                             /* trailing delimiter */
         "1,\"a\nb\",2020-01-02,true,1.5\n",                       /* multi-line quoted */
@@ -1010,7 +1010,7 @@ static void test_fast_vs_slow(void **state)
     static const char *jb[] = {
         "{\"i\": 1, \"f\": 1.5, \"s\": \"x\", \"b\": true, \"l\": [1, 2], \"d\": \"2020-01-02\", \"t\": \"2020-01-02T03:04:05+01:00\"}\n",
         "{\"i\": 2.5, \"f\": \"3\", \"s\": 5, \"b\": \"false\", \"l\": \"[3]\", \"d\": null}\n\n{\"zz\": 1}\n",
-        "{\"i\": \"x\"}\n", "{\"s\": {\"a\": [1]}}\n", "{\"d\": \"02/01/2020\"}\n", "{\"i\": 1}\n[1]\n",
+        "{\"i\": \"x\"}\n", "{\"s\": {\"a\": [1]}}\n", "\n  \n", "{\"d\": \"02/01/2020\"}\n", "{\"i\": 1}\n[1]\n",
     };
     for (size_t b = 0; b < sizeof jb / sizeof jb[0]; b++) {
         const char *p = W(silt_arena_printf(A, "j%zu.ndjson", b), jb[b], 0);
