@@ -1,8 +1,11 @@
 /* cmd_pull.c — `silt pull NAME… | --all [--fetch-uncacheable]
- * [--set-watermark T]`: runs the polling source of each dataset and prints
+ * [--set-watermark T]`: runs the polling source of each dataset (a Flow
+ * resource targeting it, else the SetPollingSource of its chain) and prints
  * one line per dataset ("up to date" or the new records, offsets and
- * watermark), or with --json one array of objects. Every dataset is tried;
- * the exit code is 1 if any of them failed. */
+ * watermark), or with --json one array of objects ("blocks" = AddData blocks
+ * committed). --all pulls every root dataset that has a polling source or is
+ * the target of a flow with a source. Every dataset is tried; the exit code
+ * is 1 if any of them failed. Warnings come redacted from the library. */
 #include "cli.h"
 
 #include <jansson.h>
@@ -100,9 +103,11 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     }
     char **names = NULL;
+    silt_flow_info *flows = NULL;
+    size_t nflows = 0;
     int status = EXIT_OK;
     if (all) {
-        if (silt_dataset_list(&names, ws) < 0) {
+        if (silt_flows_list(&flows, &nflows, ws, -1) < 0 || silt_dataset_list(&names, ws) < 0) {
             status = cli_fail(NULL);
         } else {
             /* every root dataset with a polling source (all root datasets for --set-watermark) */
@@ -114,7 +119,10 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
                     silt_dataset_free(ds);
                     continue;
                 }
-                if (info.kind == SILT_ROOT && (info.has_polling_source || o.set_watermark))
+                bool flow = false;
+                for (size_t k = 0; k < nflows && !flow; k++)
+                    flow = flows[k].source && flows[k].target && strcmp(flows[k].target, names[i]) == 0;
+                if (info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark))
                     refs[nrefs++] = names[i];
                 silt_dataset_free(ds);
                 if (nrefs >= (size_t)argc) { /* grow the array */
@@ -141,6 +149,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
         json_decref(arr);
     }
     silt_strv_free(names);
+    silt_flows_free(flows, nflows);
     silt_workspace_free(ws);
     free(refs);
     return status;

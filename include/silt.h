@@ -344,7 +344,7 @@ int silt_branch_delete(silt_dataset *ds, const char *branch);
 typedef struct silt_pull_opts {
     bool fetch_uncacheable;     /* re-fetch sources that gave no caching validator */
     const char *set_watermark;  /* RFC 3339: commit only a new watermark (no fetch) */
-    uint64_t target_records_per_slice; /* 0 = one slice per ingest (reserved) */
+    uint64_t target_records_per_slice; /* 0 = the Flow's targetRecordsPerSlice, or one slice */
     silt_report_fn warn;        /* warnings (e.g. a Pipe's stderr); may be NULL */
     void *warn_ctx;
 } silt_pull_opts;
@@ -413,6 +413,95 @@ typedef struct silt_flow_info {
  * SILT_FAKE_SYSTEM_TIME). Caller owns *out: free with silt_flows_free. */
 int silt_flows_list(silt_flow_info **out, size_t *n, silt_workspace *ws, int64_t now);
 void silt_flows_free(silt_flow_info *v, size_t n);
+
+/* ---- schemas on files datasets (src/dataset/files_schema.c) -------------- */
+
+/* `silt schema set`: sets the tabular schema of a files dataset's branch
+ * from a YAML or JSON file holding either an ODF DataSchema (`fields:
+ * [{name, type: {kind: …}}]`) or Foundry field types (`fieldSchemaList:
+ * [{name, type: LONG, nullable, …}]`), plus `format: parquet|csv|json`
+ * (default parquet) and `csvOptions` (separator, header, quote, escape,
+ * nullValue, encoding, dateFormat, timestampFormat: the fields of an ODF
+ * ReadStepCsv). Recorded on the chain as an AddData without data whose
+ * extra holds "silt.dev/filesSchema" (see docs/decisions.md), so it is
+ * versioned per branch and per transaction. Errors name the file and field. */
+int silt_files_schema_set(silt_dataset *ds, const char *path);
+
+/* The tabular schema in force at the latest view (at == NULL) or at
+ * committed transaction `at`, as text (fmt as silt_dataset_schema_get;
+ * TEXT adds "format: csv" and the CSV options after the fields). Caller
+ * frees *out. SILT_ENOTFOUND "dataset 'x' has no tabular schema". */
+int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_schema_format fmt);
+
+/* ---- retention and garbage collection (src/dataset/retention.c, gc.c) ---- */
+
+typedef struct silt_retention_policy {
+    char branch[104]; /* "" = the dataset default (every branch without its own) */
+    int64_t keep_days;
+} silt_retention_policy;
+
+/* Sets (keep_days >= 0) the policy of `branch` (NULL = dataset default).
+ * Stored in info/retention.json. */
+int silt_retention_set(silt_dataset *ds, const char *branch, int64_t keep_days);
+/* Policies, default first then by branch. *out malloc'd (free()). */
+int silt_retention_get(silt_retention_policy **out, size_t *n, silt_dataset *ds);
+
+/* A transaction marked for deletion: its files are in no retained view. */
+typedef struct silt_retention_mark {
+    char rid[64];
+    char branch[104];    /* a branch whose chain holds it */
+    char committed[40];  /* commit time, RFC 3339 */
+    char marked[40];     /* when it was marked */
+    uint64_t num_files;  /* files it wrote */
+    uint64_t bytes;
+} silt_retention_mark;
+
+/* Applies the policies: marks every committed transaction (any branch)
+ * that wrote files none of which is in a retained view (the latest view of
+ * every branch, the base of every OPEN transaction, the view as of every
+ * transaction committed within keep-days on a branch; branches without any
+ * policy retain every view), except transactions unmarked by hand. With
+ * dry_run nothing is stored. *out: every mark now in force, oldest commit
+ * first (malloc'd, free()). */
+int silt_retention_apply(silt_retention_mark **out, size_t *n, silt_dataset *ds, bool dry_run);
+/* Marks currently stored (not yet swept). */
+int silt_retention_marks(silt_retention_mark **out, size_t *n, silt_dataset *ds);
+/* Removes the mark of `rid` (NULL = all marks) and holds it: it is never
+ * marked again. Returns the number unmarked; SILT_ENOTFOUND "transaction
+ * RID is not marked in NAME" for an unmarked rid. */
+int silt_retention_unmark(silt_dataset *ds, const char *rid);
+
+typedef struct silt_gc_opts {
+    bool dry_run;          /* report only */
+    int64_t grace_seconds; /* < 0: $SILT_GC_GRACE_SECONDS or 3600 */
+    silt_report_fn report; /* one line per deleted (or, dry run, deletable) thing; may be NULL */
+    void *report_ctx;
+} silt_gc_opts;
+
+typedef struct silt_gc_result {
+    uint64_t marked;              /* marks in force before the sweep */
+    uint64_t transactions_purged; /* marked transactions swept */
+    uint64_t objects_deleted;     /* data/ and checkpoints/ objects */
+    uint64_t bytes_deleted;
+    uint64_t leftovers_deleted;   /* .tmp-* files of crashed writes */
+} silt_gc_result;
+
+/* `silt gc NAME`: applies the policies (silt_retention_apply), then sweeps:
+ * records the marked transactions and their objects in info/purged.json,
+ * then deletes every object of data/ and checkpoints/ that no retained view,
+ * no open transaction, no slice and no checkpoint of any branch's chain
+ * references (objects of marked transactions at once, other unreferenced
+ * objects only once older than the grace period), plus .tmp-* leftovers of
+ * crashed writes older than the grace period. Blocks are never deleted.
+ * Safe against SIGKILL at any moment (re-running completes the sweep). */
+int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts);
+/* Workspace leftovers: directories .silt/tmp/<x> older than the grace
+ * period. Adds to out->leftovers_deleted. */
+int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opts *opts);
+
+/* Was the object of `content_hash` (a file of a view) purged by retention?
+ * 1 yes (rid of its transaction into rid_out, 64 bytes), 0 no. */
+int silt_files_purged(char *rid_out, silt_dataset *ds, const char *content_hash);
 
 #ifdef __cplusplus
 }

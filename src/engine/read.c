@@ -1,6 +1,13 @@
 /* read.c — the Read phase of ODF ingestion (ReadStep -> DuckDB TEMP TABLE).
  *
- * Every input file goes through the same three steps:
+ * Fast path (see "fast path" below): CSV with a schema or inferSchema off,
+ * Json/NdJson with a schema and Parquet are read by ONE native DuckDB scan
+ * per file straight into the target table (typed read_csv columns where
+ * DuckDB's parsing equals ours, strict casts otherwise; files appended in
+ * order). Any error there drops the table and reruns the slow path below,
+ * whose results and messages are the reference (verify mode compares both).
+ *
+ * Slow path: every input file goes through the same three steps:
  *  1. prepare: non-UTF-8 text is transcoded with iconv(3) into a temp file;
  *     Json documents (optionally at `subPath`), GeoJson FeatureCollections,
  *     NdGeoJson lines and Shapefiles (read_shp.c) are rewritten as NDJSON,

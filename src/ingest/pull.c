@@ -1,23 +1,42 @@
 /* pull.c — polling ingest (`silt pull`): runs a dataset's polling source
- * (the legacy SetPollingSource event of its chain) through ingress
- * (fetch.h) -> prepare (prepare.h) -> the ingestion pipeline (ingest.h).
+ * through ingress (fetch.h) -> prepare (prepare.h) -> the ingestion pipeline
+ * (ingest.h). The source is either
+ *  - a Flow resource targeting the dataset (resources.h: the first Ingest
+ *    task of the first flow by name) with its Source resource: `config`
+ *    templates (`${{ config.x }}`) are rendered into the URL, request
+ *    headers, the FilesGlob path and Pipe commands, and the task's
+ *    targetRecordsPerSlice splits the batch into several AddData blocks; or
+ *  - the legacy SetPollingSource event of the chain (no templating).
+ * When both exist the Flow wins (resources supersede legacy source events,
+ * ODF RFC-018) and a warning says so.
  *
  * Invariants:
- *  - every ingest is one atomic AddData (plus SetDataSchema when the schema
- *    grows) published by the pipeline's single compare-and-swap; a failure
- *    leaves the blocks committed before it and nothing of the failed ingest;
- *  - the source state is written under source name "odf/polling" (ODF
- *    legacy polling source; states kamu wrote under "default" are read too)
- *    with the kinds kamu uses: odf/etag (HTTP ETag, or for FilesGlob the
- *    name of the last ingested file) and odf/last-modified (RFC 3339);
+ *  - every ingest is one atomic publication (SetDataSchema when the schema
+ *    grows, then one or more AddData) by the pipeline's single
+ *    compare-and-swap; a failure leaves the blocks committed before it and
+ *    nothing of the failed ingest;
+ *  - source state names: "odf/polling" for the legacy source (states kamu
+ *    wrote under "default" are read too); the Source resource's name for a
+ *    Flow (kamu has no runtime for Source resources; ODF leaves sourceName
+ *    to identify the source). Kinds as kamu writes them: odf/etag (HTTP
+ *    ETag, or for FilesGlob the name of the last ingested file) and
+ *    odf/last-modified (RFC 3339);
+ *  - secrets: rendered strings are private to this file (zeroed before they
+ *    are freed); every message that leaves it — warnings, fetch errors, the
+ *    final error — goes through silt_config_redact, so no resolved secret
+ *    value (nor its URL-encoded form) reaches stderr, and none is stored:
+ *    blocks only ever receive data, offsets and source state (ETag /
+ *    Last-Modified / file name);
  *  - temporary files live in `<.silt>/tmp/<random>/` and are removed on
  *    every path.
  */
 #include "dataset/dataset_internal.h"
+#include "ingest/config.h"
 #include "ingest/event_time.h"
 #include "ingest/fetch.h"
 #include "ingest/ingest.h"
 #include "ingest/prepare.h"
+#include "ingest/resources.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 
@@ -28,24 +47,112 @@
 #define SILT_POLLING_SOURCE_NAME "odf/polling"
 #define SILT_GLOB_MAX_ROUNDS 1000
 
-static const odf_source_state_ref *prev_state(const silt_dataset *ds)
+/* Everything one pull needs, independent of the source's form. */
+typedef struct pull_ctx {
+    silt_dataset *ds;
+    const silt_pull_opts *o;
+    const char *state_name;      /* sourceName of the state we write */
+    bool legacy;                 /* SetPollingSource (reads "default" too) */
+    const odf_uvec *prepare;     /* possibly rendered copies (Pipe commands) */
+    const odf_union *read, *preprocess, *merge;
+    uint64_t target_records_per_slice;
+    silt_config *cfg;            /* NULL for the legacy source */
+    char **owned;                /* rendered strings (may hold secrets) */
+    size_t nowned, capowned;
+} pull_ctx;
+
+/* ---- secrets ------------------------------------------------------------- */
+
+static char *redact_hook(void *ctx, const char *text)
+{
+    const pull_ctx *c = ctx;
+    return silt_config_redact(c->cfg, text);
+}
+
+/* Warnings of the prepare steps, redacted, then passed to the caller's hook. */
+static void redact_warn(void *ctx, const char *line)
+{
+    const pull_ctx *c = ctx;
+    if (!c->o->warn)
+        return;
+    char *r = silt_config_redact(c->cfg, line);
+    c->o->warn(c->o->warn_ctx, r ? r : "(warning withheld: out of memory while removing secrets)");
+    free(r);
+}
+
+static void pull_ctx_free(pull_ctx *c)
+{
+    for (size_t i = 0; i < c->nowned; i++) {
+        if (c->owned[i]) {
+            memset(c->owned[i], 0, strlen(c->owned[i]));
+            free(c->owned[i]);
+        }
+    }
+    free(c->owned);
+    silt_config_free(c->cfg);
+    c->owned = NULL;
+    c->cfg = NULL;
+    c->nowned = c->capowned = 0;
+}
+
+/* Renders template `tmpl` (field `what` in errors); the result is owned by
+ * the context. A NULL template stays NULL. */
+static int render(pull_ctx *c, const char *what, const char *tmpl, char **out)
+{
+    *out = NULL;
+    if (!tmpl)
+        return 0;
+    if (c->nowned == c->capowned) {
+        size_t cap = c->capowned ? c->capowned * 2 : 8;
+        char **n = realloc(c->owned, cap * sizeof *n);
+        if (!n)
+            return silt_err(SILT_ENOMEM, "pull: out of memory");
+        c->owned = n;
+        c->capowned = cap;
+    }
+    int rc = silt_config_render(c->cfg, what, tmpl, out);
+    if (rc)
+        return rc;
+    c->owned[c->nowned++] = *out;
+    return 0;
+}
+
+/* ---- source state ---------------------------------------------------------- */
+
+static const odf_source_state_ref *prev_state(const pull_ctx *c)
 {
     const odf_source_state_ref *fallback = NULL;
-    for (size_t i = 0; i < ds->st.num_source_states; i++) {
-        const odf_source_state_ref *r = &ds->st.source_states[i];
-        if (strcmp(r->source_name, SILT_POLLING_SOURCE_NAME) == 0)
+    const odf_chain_state *st = &c->ds->st;
+    for (size_t i = 0; i < st->num_source_states; i++) {
+        const odf_source_state_ref *r = &st->source_states[i];
+        if (strcmp(r->source_name, c->state_name) == 0)
             return r;
-        if (strcmp(r->source_name, "default") == 0)
+        if (c->legacy && strcmp(r->source_name, "default") == 0)
             fallback = r;
     }
     return fallback;
 }
 
+/* Has this source ingested before? With a state: yes. Without one, data in
+ * the dataset counts for the legacy source (the only polling source of its
+ * chain); for a Flow only when no source ever recorded a state (otherwise
+ * the data came from another source, e.g. a legacy one the Flow replaced). */
+static bool ingested_before(const pull_ctx *c, const odf_source_state_ref *prev)
+{
+    if (prev)
+        return true;
+    if (!c->ds->st.has_last_offset)
+        return false;
+    return c->legacy || c->ds->st.num_source_states == 0;
+}
+
+/* ---- results --------------------------------------------------------------- */
+
 static void add_result(silt_pull_result *out, const silt_ingest_result *r)
 {
     if (r->up_to_date)
         return;
-    out->num_ingests++;
+    out->num_ingests += r->num_slices > 1 ? r->num_slices : 1; /* AddData blocks */
     if (r->num_records) {
         if (!out->has_offsets)
             out->first_offset = r->first_offset;
@@ -83,55 +190,60 @@ static char *url_display(const char *url)
     return strndup(s, (size_t)(end - s));
 }
 
-typedef struct source_parts {
-    const odf_uvec *prepare;
-    const odf_union *read, *preprocess, *merge;
-} source_parts;
+/* ---- ingress ---------------------------------------------------------------- */
+
+/* Ingress Url / FetchStep Url after rendering. */
+typedef struct url_src {
+    const char *url;
+    const odf_union *event_time, *cache;
+    const char **names, **values; /* nh each */
+    size_t nh;
+} url_src;
+
+typedef struct glob_src {
+    const char *path;
+    const odf_union *event_time, *cache;
+    int order;
+} glob_src;
 
 /* Prepares `file` and ingests it with the given fallback event time and state. */
-static int ingest_one(silt_dataset *ds, const source_parts *sp, const char *tmpdir, const char *file,
-                      const char *display, bool has_et, silt_time et, const odf_SourceState *state,
-                      const silt_pull_opts *o, silt_ingest_result *r)
+static int ingest_one(pull_ctx *c, const char *tmpdir, const char *file, const char *display, bool has_et,
+                      silt_time et, const odf_SourceState *state, silt_ingest_result *r)
 {
     char *prepared = NULL;
-    int rc = silt_prepare_run(&prepared, sp->prepare, file, display, tmpdir, o->warn, o->warn_ctx);
+    int rc = silt_prepare_run(&prepared, c->prepare, file, display, tmpdir, redact_warn, c);
     if (rc)
-        return silt_err_context(rc, "pull '%s'", ds->name);
+        return silt_err_context(rc, "pull '%s'", c->ds->name);
     const char *files[1] = {prepared};
     const char *disp[1] = {display};
-    silt_ingest_request req = {.read = sp->read,
-                               .preprocess = sp->preprocess,
-                               .merge = sp->merge,
+    silt_ingest_request req = {.read = c->read,
+                               .preprocess = c->preprocess,
+                               .merge = c->merge,
                                .files = files,
                                .display = disp,
                                .nfiles = 1,
                                .has_event_time = has_et,
                                .event_time = et,
-                               .source_state = state};
-    rc = silt_ingest_run(ds, &req, r);
+                               .source_state = state,
+                               .target_records_per_slice = c->target_records_per_slice};
+    rc = silt_ingest_run(c->ds, &req, r);
     free(prepared);
     return rc;
 }
 
-static int pull_url(silt_dataset *ds, const odf_FetchStepUrl *u, const source_parts *sp, const silt_pull_opts *o,
-                    silt_pull_result *out)
+static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
 {
-    const odf_source_state_ref *prev = prev_state(ds);
-    if (u->cache.type == ODF_SourceCaching_Forever && (prev || ds->st.has_last_offset))
+    silt_dataset *ds = c->ds;
+    const odf_source_state_ref *prev = prev_state(c);
+    if (u->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev))
         return 0; /* ingested once: never again */
-    if (ds->st.has_last_offset && !prev && !o->fetch_uncacheable) {
+    if (!prev && ingested_before(c, prev) && !c->o->fetch_uncacheable) {
         out->uncacheable = true;
         return 0;
     }
-    size_t nh = u->headers.present ? u->headers.n : 0;
-    const char **names = calloc(nh + 1, sizeof *names), **values = calloc(nh + 1, sizeof *values);
-    char *tmpdir = NULL, *body = NULL, *display = url_display(u->url ? u->url : "");
-    int rc = names && values && display ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
-    for (size_t i = 0; !rc && i < nh; i++) {
-        const odf_RequestHeader *h = u->headers.items[i];
-        names[i] = h->name ? h->name : "";
-        values[i] = h->value ? h->value : "";
-    }
+    char *tmpdir = NULL, *body = NULL, *shown = silt_config_redact(c->cfg, u->url ? u->url : "");
+    char *display = shown ? url_display(shown) : NULL;
+    int rc = display ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
     if (!rc)
         rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
     if (!rc && !(body = silt_path_join(tmpdir, "fetched", NULL)))
@@ -140,12 +252,14 @@ static int pull_url(silt_dataset *ds, const odf_FetchStepUrl *u, const source_pa
     memset(&fr, 0, sizeof fr);
     if (!rc) {
         silt_fetch_url_opts fo = {.url = u->url,
-                                  .header_names = names,
-                                  .header_values = values,
-                                  .nheaders = nh,
+                                  .header_names = u->names,
+                                  .header_values = u->values,
+                                  .nheaders = u->nh,
                                   .prev_kind = prev ? prev->kind : NULL,
                                   .prev_value = prev ? prev->value : NULL,
-                                  .out_path = body};
+                                  .out_path = body,
+                                  .redact = redact_hook,
+                                  .redact_ctx = c};
         rc = silt_fetch_url(&fr, &fo);
         if (rc)
             rc = silt_err_context(rc, "pull '%s'", ds->name);
@@ -153,14 +267,14 @@ static int pull_url(silt_dataset *ds, const odf_FetchStepUrl *u, const source_pa
     if (!rc && !fr.up_to_date) {
         bool has_et = false;
         silt_time et = {0, 0};
-        rc = silt_et_resolve(&u->event_time, ODF_EventTimeSource_FromMetadata, u->url, fr.has_last_modified,
+        rc = silt_et_resolve(u->event_time, ODF_EventTimeSource_FromMetadata, u->url, fr.has_last_modified,
                              fr.last_modified, &has_et, &et);
         if (rc)
             rc = silt_err_context(rc, "pull '%s'", ds->name);
-        odf_SourceState ss = {SILT_POLLING_SOURCE_NAME, fr.state_kind, fr.state_value};
+        odf_SourceState ss = {(char *)c->state_name, fr.state_kind, fr.state_value};
         silt_ingest_result r;
         if (!rc)
-            rc = ingest_one(ds, sp, tmpdir, fr.path, display, has_et, et, fr.state_kind ? &ss : NULL, o, &r);
+            rc = ingest_one(c, tmpdir, fr.path, display, has_et, et, fr.state_kind ? &ss : NULL, &r);
         if (!rc)
             add_result(out, &r);
     }
@@ -170,23 +284,21 @@ static int pull_url(silt_dataset *ds, const odf_FetchStepUrl *u, const source_pa
     free(tmpdir);
     free(body);
     free(display);
-    free(names);
-    free(values);
+    free(shown);
     return rc;
 }
 
-static int pull_glob(silt_dataset *ds, const odf_FetchStepFilesGlob *g, const source_parts *sp,
-                     const silt_pull_opts *o, silt_pull_result *out)
+static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
 {
-    int order = g->has_order ? g->order : ODF_SourceOrdering_ByName;
+    silt_dataset *ds = c->ds;
     for (int round = 0; round < SILT_GLOB_MAX_ROUNDS; round++) {
-        const odf_source_state_ref *prev = prev_state(ds);
+        const odf_source_state_ref *prev = prev_state(c);
         const char *last = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev->value : NULL;
-        if (g->cache.type == ODF_SourceCaching_Forever && (prev || ds->st.has_last_offset))
+        if (g->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev))
             return 0;
         silt_glob_file *files = NULL;
         size_t n = 0, total = 0;
-        int rc = silt_fetch_glob(&files, &n, &total, g->path, order, &g->event_time, last);
+        int rc = silt_fetch_glob(&files, &n, &total, g->path, g->order, g->event_time, last);
         if (rc)
             return silt_err_context(rc, "pull '%s'", ds->name);
         if (n == 0) {
@@ -199,10 +311,9 @@ static int pull_glob(silt_dataset *ds, const odf_FetchStepFilesGlob *g, const so
             rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
             if (rc)
                 break;
-            odf_SourceState ss = {SILT_POLLING_SOURCE_NAME, SILT_STATE_ETAG, (char *)files[i].name};
+            odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, (char *)files[i].name};
             silt_ingest_result r;
-            rc = ingest_one(ds, sp, tmpdir, files[i].path, files[i].name, files[i].has_time, files[i].time, &ss, o,
-                            &r);
+            rc = ingest_one(c, tmpdir, files[i].path, files[i].name, files[i].has_time, files[i].time, &ss, &r);
             if (!rc)
                 add_result(out, &r);
             silt_fs_remove_tree(tmpdir);
@@ -211,11 +322,198 @@ static int pull_glob(silt_dataset *ds, const odf_FetchStepFilesGlob *g, const so
         silt_glob_files_free(files, n);
         if (rc)
             return rc;
-        if (g->cache.type == ODF_SourceCaching_Forever)
+        if (g->cache->type == ODF_SourceCaching_Forever)
             return 0;
     }
     return 0;
 }
+
+/* ---- the two source forms ------------------------------------------------------ */
+
+static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_pull_result *out)
+{
+    c->state_name = SILT_POLLING_SOURCE_NAME;
+    c->legacy = true;
+    c->prepare = &ps->prepare;
+    c->read = &ps->read;
+    c->preprocess = &ps->preprocess;
+    c->merge = &ps->merge;
+    c->target_records_per_slice = c->o->target_records_per_slice;
+    switch (ps->fetch.type) {
+    case ODF_FetchStep_Url: {
+        const odf_FetchStepUrl *f = ps->fetch.value;
+        size_t nh = f->headers.present ? f->headers.n : 0;
+        const char **names = calloc(nh + 1, sizeof *names), **values = calloc(nh + 1, sizeof *values);
+        int rc = names && values ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
+        for (size_t i = 0; !rc && i < nh; i++) {
+            const odf_RequestHeader *h = f->headers.items[i];
+            names[i] = h->name ? h->name : "";
+            values[i] = h->value ? h->value : "";
+        }
+        url_src u = {f->url, &f->event_time, &f->cache, names, values, nh};
+        if (!rc)
+            rc = pull_url(c, &u, out);
+        free(names);
+        free(values);
+        return rc;
+    }
+    case ODF_FetchStep_FilesGlob: {
+        const odf_FetchStepFilesGlob *f = ps->fetch.value;
+        glob_src g = {f->path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
+        return pull_glob(c, &g, out);
+    }
+    case ODF_FetchStep_Container:
+    case ODF_FetchStep_Mqtt:
+    case ODF_FetchStep_EthereumLogs:
+        return silt_err(SILT_EUNSUPPORTED, "pull '%s': this fetch step kind is not supported yet", c->ds->name);
+    default:
+        return silt_err(SILT_EINVAL, "pull '%s': the polling source has no fetch step", c->ds->name);
+    }
+}
+
+static const char *or_default(const char *v, const char *d) { return v && *v ? v : d; }
+
+/* A Source's `vocab` must agree with the dataset's (SetVocab or defaults):
+ * the pipeline writes the dataset's column names. */
+static int check_vocab(pull_ctx *c, const char *source, const odf_DatasetVocabulary *sv, silt_arena *a)
+{
+    if (!sv)
+        return 0;
+    const odf_SetVocab *dv = NULL;
+    if (c->ds->st.vocab.present) {
+        odf_MetadataBlock *b = NULL;
+        int rc = silt_ds_load_block(c->ds, c->ds->st.vocab.hash, a, &b);
+        if (rc)
+            return rc;
+        if (b->event.type == ODF_MetadataEvent_SetVocab)
+            dv = b->event.value;
+    }
+    const struct {
+        const char *field, *src, *ds, *def;
+    } cols[] = {
+        {"offsetColumn", sv->offset_column, dv ? dv->offset_column : NULL, "offset"},
+        {"operationTypeColumn", sv->operation_type_column, dv ? dv->operation_type_column : NULL, "op"},
+        {"systemTimeColumn", sv->system_time_column, dv ? dv->system_time_column : NULL, "system_time"},
+        {"eventTimeColumn", sv->event_time_column, dv ? dv->event_time_column : NULL, "event_time"},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        const char *want = or_default(cols[i].ds, cols[i].def);
+        if (cols[i].src && *cols[i].src && strcmp(cols[i].src, want) != 0)
+            return silt_err(SILT_EINVAL,
+                            "pull '%s': source '%s': vocab.%s '%s' differs from the dataset's column '%s' "
+                            "(give the dataset a SetVocab event instead)",
+                            c->ds->name, source, cols[i].field, cols[i].src, want);
+    }
+    return 0;
+}
+
+/* Copies the prepare steps with rendered Pipe commands into `a`. */
+static int render_prepare(pull_ctx *c, const odf_uvec *in, odf_uvec *outv, silt_arena *a)
+{
+    *outv = *in;
+    if (!in->n)
+        return 0;
+    odf_union *items = silt_arena_alloc(a, in->n * sizeof *items);
+    if (!items)
+        return silt_err(SILT_ENOMEM, "pull: out of memory");
+    for (size_t i = 0; i < in->n; i++) {
+        items[i] = in->items[i];
+        if (in->items[i].type != ODF_PrepStep_Pipe)
+            continue;
+        const odf_PrepStepPipe *p = in->items[i].value;
+        odf_PrepStepPipe *np = silt_arena_alloc(a, sizeof *np);
+        char **argv = silt_arena_alloc(a, (p->command.n + 1) * sizeof *argv);
+        if (!np || !argv)
+            return silt_err(SILT_ENOMEM, "pull: out of memory");
+        for (size_t j = 0; j < p->command.n; j++) {
+            char what[64];
+            snprintf(what, sizeof what, "prepare[%zu].command[%zu]", i, j);
+            int rc = render(c, what, p->command.items[j], &argv[j]);
+            if (rc)
+                return rc;
+        }
+        argv[p->command.n] = NULL;
+        np->command = p->command;
+        np->command.items = argv;
+        items[i].value = np;
+    }
+    outv->items = items;
+    return 0;
+}
+
+static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, silt_pull_result *out)
+{
+    const odf_SourceSpec *s = plan->source;
+    const char *dsn = c->ds->name;
+    c->state_name = plan->source_name;
+    c->legacy = false;
+    c->read = &s->read;
+    c->preprocess = &s->preprocess;
+    c->merge = &s->merge;
+    c->target_records_per_slice =
+        c->o->target_records_per_slice ? c->o->target_records_per_slice : plan->target_records_per_slice;
+    int rc = silt_config_load(&c->cfg, c->ds->ws->root, s->config);
+    if (rc)
+        return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+    rc = check_vocab(c, plan->source_name, s->vocab, a);
+    odf_uvec *prep = silt_arena_alloc(a, sizeof *prep);
+    if (!rc && !prep)
+        rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+    if (!rc)
+        rc = render_prepare(c, &s->prepare, prep, a);
+    if (rc)
+        return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+    c->prepare = prep;
+    switch (s->ingress.type) {
+    case ODF_Ingress_Url: {
+        const odf_IngressUrl *f = s->ingress.value;
+        size_t nh = f->headers.present ? f->headers.n : 0;
+        const char **names = silt_arena_alloc(a, (nh + 1) * sizeof *names);
+        const char **values = silt_arena_alloc(a, (nh + 1) * sizeof *values);
+        char *url = NULL;
+        if (!names || !values)
+            return silt_err(SILT_ENOMEM, "pull: out of memory");
+        rc = render(c, "ingress.url", f->url ? f->url : "", &url);
+        for (size_t i = 0; !rc && i < nh; i++) {
+            const odf_RequestHeader *h = f->headers.items[i];
+            char what[64], *v = NULL, *n = NULL;
+            snprintf(what, sizeof what, "ingress.headers[%zu].name", i);
+            rc = render(c, what, h->name ? h->name : "", &n);
+            snprintf(what, sizeof what, "ingress.headers[%zu].value", i);
+            if (!rc)
+                rc = render(c, what, h->value ? h->value : "", &v);
+            names[i] = n;
+            values[i] = v;
+        }
+        if (rc)
+            return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+        url_src u = {url, &f->event_time, &f->cache, names, values, nh};
+        return pull_url(c, &u, out);
+    }
+    case ODF_Ingress_FilesGlob: {
+        const odf_IngressFilesGlob *f = s->ingress.value;
+        char *path = NULL;
+        rc = render(c, "ingress.path", f->path ? f->path : "", &path);
+        if (rc)
+            return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+        glob_src g = {path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
+        return pull_glob(c, &g, out);
+    }
+    case ODF_Ingress_Container:
+    case ODF_Ingress_EvmLogs:
+        return silt_err(SILT_EUNSUPPORTED, "pull '%s': source '%s': this ingress kind is not supported yet", dsn,
+                        plan->source_name);
+    case ODF_Ingress_Mqtt:
+    case ODF_Ingress_RestEndpoint:
+        return silt_err(SILT_EINVAL,
+                        "pull '%s': source '%s' is a push source (its ingress is not polled by silt pull)", dsn,
+                        plan->source_name);
+    default:
+        return silt_err(SILT_EINVAL, "pull '%s': source '%s' has no ingress", dsn, plan->source_name);
+    }
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
 
 static int set_watermark(silt_dataset *ds, const char *text, silt_pull_result *out)
 {
@@ -251,6 +549,25 @@ static int set_watermark(silt_dataset *ds, const char *text, silt_pull_result *o
     return 0;
 }
 
+/* Finds the Flow plan of the dataset: 1 = found, 0 = no flow targets it. */
+static int find_plan(silt_ingest_plan *plan, silt_arena *a, silt_dataset *ds)
+{
+    silt_flow_def **flows = NULL;
+    size_t n = 0;
+    int rc = silt_res_flows_for_dataset(&flows, &n, a, ds->ws, ds->name);
+    if (rc)
+        return silt_err_context(rc, "pull '%s'", ds->name);
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any = any || flows[i]->ntasks > 0;
+    if (!any)
+        return 0;
+    rc = silt_res_ingest_plan(plan, a, ds->ws, ds->name);
+    if (rc)
+        return silt_err_context(rc, "pull '%s'", ds->name);
+    return 1;
+}
+
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts)
 {
     memset(out, 0, sizeof *out);
@@ -266,41 +583,49 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
         finish_result(out, ds);
         return rc;
     }
-    if (!ds->st.polling_source.present)
-        return silt_err(SILT_EINVAL, "pull '%s': the dataset has no polling source", ds->name);
     silt_arena *a = silt_arena_new();
     if (!a)
         return silt_err(SILT_ENOMEM, "pull: out of memory");
-    odf_MetadataBlock *b = NULL;
-    rc = silt_ds_load_block(ds, ds->st.polling_source.hash, a, &b);
-    if (!rc && b->event.type != ODF_MetadataEvent_SetPollingSource)
-        rc = silt_err(SILT_ECORRUPT, "summary of '%s' points at a block that is not a SetPollingSource", ds->name);
-    if (!rc && o->target_records_per_slice && o->warn)
-        o->warn(o->warn_ctx, "targetRecordsPerSlice is not supported yet: the input is ingested as one slice");
-    if (!rc) {
-        const odf_SetPollingSource *ps = b->event.value;
-        source_parts sp = {&ps->prepare, &ps->read, &ps->preprocess, &ps->merge};
-        switch (ps->fetch.type) {
-        case ODF_FetchStep_Url:
-            rc = pull_url(ds, ps->fetch.value, &sp, o, out);
-            break;
-        case ODF_FetchStep_FilesGlob:
-            rc = pull_glob(ds, ps->fetch.value, &sp, o, out);
-            break;
-        case ODF_FetchStep_Container:
-        case ODF_FetchStep_Mqtt:
-        case ODF_FetchStep_EthereumLogs:
-            rc = silt_err(SILT_EUNSUPPORTED, "pull '%s': this fetch step kind is not supported yet", ds->name);
-            break;
-        default:
-            rc = silt_err(SILT_EINVAL, "pull '%s': the polling source has no fetch step", ds->name);
+    pull_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ds = ds;
+    c.o = o;
+    silt_ingest_plan plan;
+    memset(&plan, 0, sizeof plan);
+    int has_flow = find_plan(&plan, a, ds);
+    rc = has_flow < 0 ? has_flow : 0;
+    if (!rc && has_flow) {
+        if (ds->st.polling_source.present && o->warn) {
+            char msg[512];
+            snprintf(msg, sizeof msg,
+                     "pull '%s': flow '%s' (source '%s') supersedes the SetPollingSource of the dataset's chain",
+                     ds->name, plan.flow, plan.source_name);
+            o->warn(o->warn_ctx, msg);
         }
+        rc = run_flow(&c, &plan, a, out);
+    } else if (!rc && ds->st.polling_source.present) {
+        odf_MetadataBlock *b = NULL;
+        rc = silt_ds_load_block(ds, ds->st.polling_source.hash, a, &b);
+        if (!rc && b->event.type != ODF_MetadataEvent_SetPollingSource)
+            rc = silt_err(SILT_ECORRUPT, "summary of '%s' points at a block that is not a SetPollingSource",
+                          ds->name);
+        if (!rc)
+            rc = run_legacy(&c, b->event.value, out);
+    } else if (!rc) {
+        rc = silt_err(SILT_EINVAL,
+                      "pull '%s': the dataset has no polling source (no SetPollingSource in its chain and no "
+                      "flow targeting it)",
+                      ds->name);
     }
-    silt_arena_free(a);
     int keep = rc;
     char msg[1024];
-    if (rc)
-        snprintf(msg, sizeof msg, "%s", silt_error_last());
+    if (rc) {
+        char *r = silt_config_redact(c.cfg, silt_error_last());
+        snprintf(msg, sizeof msg, "%s", r ? r : "error message withheld (out of memory while removing secrets)");
+        free(r);
+    }
+    pull_ctx_free(&c);
+    silt_arena_free(a);
     finish_result(out, ds);
     if (keep)
         return silt_err(keep, "%s", msg);
