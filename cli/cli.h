@@ -53,5 +53,7 @@ int cmd_upload(cli_ctx *c, int argc, char **argv);
 int cmd_files(cli_ctx *c, int argc, char **argv);
 int cmd_cat(cli_ctx *c, int argc, char **argv);
 int cmd_branch(cli_ctx *c, int argc, char **argv);
+int cmd_retention(cli_ctx *c, int argc, char **argv);
+int cmd_gc(cli_ctx *c, int argc, char **argv);
 
 #endif

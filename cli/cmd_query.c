@@ -215,12 +215,38 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+/* `silt schema set NAME[@BRANCH] FILE` (files datasets). */
+static int schema_set(cli_ctx *c, int argc, char **argv)
+{
+    if (argc != 2 || argv[0][0] == '-' || argv[1][0] == '-')
+        return cli_usage("schema set needs NAME[@BRANCH] FILE");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_files_schema_set(ds, argv[1]) < 0)
+        status = cli_fail(NULL);
+    else if (!c->json)
+        printf("schema of %s set from %s\n", argv[0], argv[1]);
+    else
+        printf("{\"name\": \"%s\", \"schemaSet\": true}\n", argv[0]);
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}
+
 int cmd_schema(cli_ctx *c, int argc, char **argv)
 {
+    if (argc >= 1 && strcmp(argv[0], "set") == 0)
+        return schema_set(c, argc - 1, argv + 1);
     const char *name = NULL;
+    const char *at = NULL;
     silt_schema_format fmt = c->json ? SILT_SCHEMA_JSON : SILT_SCHEMA_TEXT;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--yaml") == 0)
+        if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+            at = argv[++i];
+        else if (strcmp(argv[i], "--yaml") == 0)
             fmt = SILT_SCHEMA_YAML;
         else if (strcmp(argv[i], "--json") == 0)
             fmt = SILT_SCHEMA_JSON;
@@ -239,7 +265,15 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     silt_dataset *ds = NULL;
     char *text = NULL;
     int status = EXIT_OK;
-    if (silt_dataset_open(&ds, ws, name) < 0 || silt_dataset_schema_get(&text, ds, fmt) < 0)
+    int isf = 0;
+    if (silt_dataset_open(&ds, ws, name) < 0 || (isf = silt_files_schema_get(&text, ds, at, fmt)) == SILT_ENOMEM)
+        status = cli_fail(NULL);
+    else if (isf < 0 && strstr(silt_error_last(), "is not a files dataset") == NULL &&
+             !(isf == SILT_ENOTFOUND && !at && strstr(silt_error_last(), "has no tabular schema")))
+        status = cli_fail(NULL); /* a files dataset: its tabular schema; without one, the entries' schema */
+    else if (isf < 0 && at)
+        status = cli_fail("schema: --at only applies to files datasets");
+    else if (isf < 0 && silt_dataset_schema_get(&text, ds, fmt) < 0)
         status = cli_fail(NULL);
     else
         fputs(text, stdout);

@@ -264,16 +264,23 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++) {
             const silt_file_entry *e = silt_view_entry(v, i);
-            json_array_append_new(a, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s}", "path", e->path, "size",
+            char prid[64];
+            bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+            json_array_append_new(a, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "path", e->path, "size",
                                                (json_int_t)e->size, "contentHash", e->content_hash, "contentType",
                                                e->content_type, "transaction", e->rid, "transactionType",
-                                               silt_txn_type_name(e->txn_type), "time", e->time));
+                                               silt_txn_type_name(e->txn_type), "time", e->time, "status",
+                                               purged ? "purged" : "ok"));
         }
         print_json(a);
     } else {
         for (size_t i = 0; i < n; i++) {
             const silt_file_entry *e = silt_view_entry(v, i);
-            printf("%s\t%llu\t%s\t%s\t%s\n", e->path, (unsigned long long)e->size, e->content_hash, e->rid, e->time);
+            char prid[64];
+            bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+            /* a purged file gets a sixth column saying so */
+            printf("%s\t%llu\t%s\t%s\t%s%s\n", e->path, (unsigned long long)e->size, e->content_hash, e->rid,
+                   e->time, purged ? "\tpurged by retention" : "");
         }
     }
     silt_view_free(v);

@@ -39,6 +39,10 @@ static const char *USAGE =
     "  files NAME[@BRANCH] [--at RID | --range START..END]   the view\n"
     "  cat NAME[@BRANCH] PATH [--at RID]\n"
     "  branch create NAME BRANCH [--from BRANCH | --at RID] | list NAME | delete NAME BRANCH\n"
+    "  schema set NAME[@BRANCH] FILE | schema NAME [--at RID]   tabular schema of the files\n"
+    "  retention set NAME --keep-days N [--branch B] | show NAME | mark NAME [--dry-run]\n"
+    "            | marks NAME | unmark NAME RID|--all\n"
+    "  gc [NAME...] [--dry-run]      delete objects no retained view needs, crash leftovers\n"
     "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
@@ -95,6 +99,7 @@ static const struct {
     {"schema", cmd_schema}, {"sources", cmd_sources}, {"flows", cmd_flows},
     {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
+    {"retention", cmd_retention}, {"gc", cmd_gc},
 };
 
 int main(int argc, char **argv)

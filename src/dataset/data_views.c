@@ -13,6 +13,8 @@
  *    then row order); nothing is ever written to a dataset.
  */
 #include "dataset/data_views.h"
+#include "dataset/files.h"
+#include "dataset/retention.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -207,6 +209,13 @@ int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out)
 int silt_ds_create_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto,
                         bool current)
 {
+    /* files datasets: the files of the view read with the tabular schema
+     * (files_schema.c); "name:current" does not apply to them */
+    int isf = silt_files_is_files(ds);
+    if (isf < 0)
+        return isf;
+    if (isf == 1)
+        return silt_files_create_sql_view(e, ds, view, upto);
     silt_arena *a = silt_arena_new();
     if (!a)
         return silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));

@@ -697,9 +697,15 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
     if (fe && !obj)
         rc = silt_err(SILT_ENOMEM, "out of memory");
     FILE *f = obj ? fopen(obj, "rb") : NULL;
-    if (obj && !f)
-        rc = silt_err(errno == ENOENT ? SILT_ECORRUPT : SILT_EIO, "file '%s': object %s: %s", norm,
-                      fe->content_hash, strerror(errno));
+    if (obj && !f) {
+        int err = errno;
+        char prid[64];
+        if (err == ENOENT && silt_files_purged(prid, ds, fe->content_hash) == 1)
+            rc = silt_err(SILT_ENOTFOUND, "file '%s' was purged by retention (transaction %s)", norm, prid);
+        else
+            rc = silt_err(err == ENOENT ? SILT_ECORRUPT : SILT_EIO, "file '%s': object %s: %s", norm,
+                          fe->content_hash, strerror(err));
+    }
     if (f) {
         char buf[65536];
         size_t n;

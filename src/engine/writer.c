@@ -164,8 +164,11 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         rc = silt_buf_printf(&sql, "COPY %s TO %s (FORMAT parquet, parquet_version v2, compression snappy)",
                              SILT_SLICE_VIEW, qpath);
     }
+    silt_time t0;
+    silt_trace(NULL, &t0);
     if (!rc)
         rc = silt_engine_exec(e, sql.data);
+    silt_trace("copy", &t0);
     if (!rc) {
         rc = silt_parquet_set_timestamps_utc(spec->path, NULL, 0); /* >= 0: flags changed */
         if (rc > 0)
@@ -175,6 +178,7 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         rc = silt_slice_hashes(e, spec->path, out->physical_hash, out->logical_hash, &out->num_rows,
                                &out->size);
     }
+    silt_trace("hashes", &t0);
     if (!rc) {
         silt_buf_clear(&sql);
         char *qe = silt_sql_ident(spec->event_time_column);
@@ -188,6 +192,7 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
             out->has_max_event_time = rc == 0;
         }
     }
+    silt_trace("max event", &t0);
     if (rc)
         unlink(spec->path);
     free(max_et);
@@ -212,7 +217,10 @@ int silt_slice_hashes(silt_engine *e, const char *path, uint8_t physical[SILT_MH
     if (size)
         *size = sz;
     uint64_t rows = 0;
+    silt_time t0;
+    silt_trace(NULL, &t0);
     rc = silt_parquet_logical_hash(e, path, logical, &rows);
+    silt_trace("logical hash", &t0);
     if (rc)
         return rc;
     if (num_rows)

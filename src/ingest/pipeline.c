@@ -44,22 +44,7 @@ typedef struct pipeline {
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* SILT_TRACE=1 prints the duration of every stage on stderr. */
-static void trace(const char *stage, silt_time *t0)
-{
-    static int enabled = -1;
-    if (enabled < 0) {
-        const char *v = getenv("SILT_TRACE");
-        enabled = v && *v && strcmp(v, "0") != 0;
-    }
-    if (!enabled)
-        return;
-    silt_time t = silt_time_now();
-    if (stage)
-        fprintf(stderr, "silt: trace: %-10s %8.3f s\n", stage,
-                (double)(t.sec - t0->sec) + ((double)t.nsec - (double)t0->nsec) / 1e9);
-    *t0 = t;
-}
+#define trace silt_trace
 
 static int load_event(pipeline *p, const odf_block_ref *ref, int type, void **out)
 {

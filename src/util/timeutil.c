@@ -314,3 +314,19 @@ int silt_time_cmp(silt_time a, silt_time b)
         return a.nsec < b.nsec ? -1 : 1;
     return 0;
 }
+
+void silt_trace(const char *stage, silt_time *t0)
+{
+    static int enabled = -1;
+    if (enabled < 0) {
+        const char *v = getenv("SILT_TRACE");
+        enabled = v && *v && strcmp(v, "0") != 0;
+    }
+    if (!enabled)
+        return;
+    silt_time t = silt_time_now();
+    if (stage)
+        fprintf(stderr, "silt: trace: %-12s %8.3f s\n", stage,
+                (double)(t.sec - t0->sec) + ((double)t.nsec - (double)t0->nsec) / 1e9);
+    *t0 = t;
+}

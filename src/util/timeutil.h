@@ -34,4 +34,9 @@ int64_t silt_time_to_ms(silt_time t);
 silt_time silt_time_from_ms(int64_t ms);
 int silt_time_cmp(silt_time a, silt_time b);
 
+/* Developer tracing: when $SILT_TRACE is set (and not "0"), prints
+ * "silt: trace: <stage> <seconds since *t0>" on stderr; always resets *t0
+ * to now. With stage NULL it only resets. */
+void silt_trace(const char *stage, silt_time *t0);
+
 #endif

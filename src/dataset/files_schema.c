@@ -1,0 +1,596 @@
+/* files_schema.c — tabular schemas on files datasets (`silt schema set`,
+ * `silt schema NAME`, and `silt sql` over the files of a view).
+ *
+ * Storage (docs/decisions.md): the schema is metadata on the branch's chain,
+ * an AddData WITHOUT data (it only advances the watermark, like an empty
+ * transaction, and carries the checkpoint over) whose extra attributes hold
+ *   "silt.dev/filesSchema": {"schema": <ODF DataSchema JSON>,
+ *                            "format": "parquet"|"csv"|"json",
+ *                            "csvOptions": {<ReadStepCsv field names>}}
+ * Other ODF tools see an ordinary AddData with extra attributes; silt's
+ * view code ignores it (no rows, no transaction attribute). The schema in
+ * force at a block is the one of the newest such AddData at or before it,
+ * so it is versioned per branch and per transaction.
+ *
+ * Invariants: the attribute is written canonical (sorted keys); the schema
+ * is validated (every type must map to a DuckDB type) before it is stored;
+ * reading files never trusts them: every file is read and cast separately
+ * and the first one that does not conform is named in the error.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "dataset/files.h"
+#include "dataset/retention.h"
+#include "dataset/txn.h"
+#include "engine/schema.h"
+#include "odf/desc.h"
+#include "odf/json.h"
+#include "odf/yaml.h"
+#include "util/error.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+
+static const char *label(const silt_dataset *ds)
+{
+    static _Thread_local char buf[256];
+    if (strcmp(ds->branch, "master") == 0)
+        snprintf(buf, sizeof buf, "%s", ds->name);
+    else
+        snprintf(buf, sizeof buf, "%s@%s", ds->name, ds->branch);
+    return buf;
+}
+
+/* ---- YAML/JSON file -> jansson ------------------------------------------------ */
+
+static json_t *node_to_json(yaml_document_t *d, yaml_node_t *n, int depth)
+{
+    if (!n || depth > 64)
+        return NULL;
+    if (n->type == YAML_SCALAR_NODE) {
+        const char *v = (const char *)n->data.scalar.value;
+        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+            if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE"))
+                return json_true();
+            if (!strcmp(v, "false") || !strcmp(v, "False") || !strcmp(v, "FALSE"))
+                return json_false();
+            if (!strcmp(v, "null") || !strcmp(v, "~") || !*v)
+                return json_null();
+            char *end;
+            errno = 0;
+            long long i = strtoll(v, &end, 10);
+            if (*v && !*end && !errno)
+                return json_integer(i);
+        }
+        return json_string(v);
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        json_t *a = json_array();
+        for (yaml_node_item_t *it = n->data.sequence.items.start; a && it < n->data.sequence.items.top; it++) {
+            json_t *c = node_to_json(d, yaml_document_get_node(d, *it), depth + 1);
+            if (!c || json_array_append_new(a, c)) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    json_t *o = json_object();
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; o && p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(d, p->key);
+        json_t *c = node_to_json(d, yaml_document_get_node(d, p->value), depth + 1);
+        if (!k || k->type != YAML_SCALAR_NODE || !c ||
+            json_object_set_new(o, (const char *)k->data.scalar.value, c)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static int load_doc(const char *path, json_t **out)
+{
+    *out = NULL;
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_fs_read(path, &b);
+    if (rc)
+        return silt_err(rc, "schema file %s: %s", path, rc == SILT_ENOTFOUND ? "not found" : "cannot read");
+    yaml_parser_t p;
+    yaml_document_t d;
+    if (!yaml_parser_initialize(&p)) {
+        silt_buf_free(&b);
+        return silt_err(SILT_ENOMEM, "out of memory");
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)(b.data ? b.data : ""), b.len);
+    if (!yaml_parser_load(&p, &d)) {
+        rc = silt_err(SILT_EINVAL, "schema file %s:%zu: syntax error: %s", path, p.problem_mark.line + 1,
+                      p.problem ? p.problem : "?");
+    } else {
+        yaml_node_t *root = yaml_document_get_root_node(&d);
+        if (!root || root->type != YAML_MAPPING_NODE)
+            rc = silt_err(SILT_EINVAL, "schema file %s: expected a mapping with 'fields' or 'fieldSchemaList'", path);
+        else if (!(*out = node_to_json(&d, root, 0)))
+            rc = silt_err(SILT_EINVAL, "schema file %s: cannot read (non-scalar keys or nesting too deep)", path);
+        yaml_document_delete(&d);
+    }
+    yaml_parser_delete(&p);
+    silt_buf_free(&b);
+    return rc;
+}
+
+/* ODF DataSchema from its JSON form (arena-owned). */
+static int schema_from_json(silt_arena *a, const json_t *j, const char *what, odf_DataSchema **out)
+{
+    char *t = json_dumps(j, JSON_COMPACT);
+    if (!t)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    void *obj = NULL;
+    int rc = odf_yaml_parse(a, t, strlen(t), what, &odf_desc_DataSchema, &obj);
+    free(t);
+    *out = obj;
+    return rc;
+}
+
+static const char *const CSV_KEYS[] = {"separator", "encoding", "quote", "escape", "header",
+                                       "nullValue", "dateFormat", "timestampFormat", NULL};
+
+/* The attribute object {"schema", "format", "csvOptions"} from a file. */
+static int attr_from_file(const char *path, json_t **out)
+{
+    *out = NULL;
+    json_t *doc = NULL;
+    int rc = load_doc(path, &doc);
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    odf_DataSchema *s = NULL;
+    json_t *fields = json_object_get(doc, "fields"), *fsl = json_object_get(doc, "fieldSchemaList");
+    if (!rc && !!fields == !!fsl)
+        rc = silt_err(SILT_EINVAL, "schema file %s: give either 'fields' (ODF DataSchema) or 'fieldSchemaList' "
+                                   "(Foundry field types)",
+                      path);
+    if (!rc && fields) {
+        json_t *w = json_pack("{s:O}", "fields", fields);
+        rc = w ? schema_from_json(a, w, path, &s) : silt_err(SILT_ENOMEM, "out of memory");
+        json_decref(w);
+    } else if (!rc) {
+        if (!json_is_array(fsl))
+            rc = silt_err(SILT_EINVAL, "schema file %s: 'fieldSchemaList' must be a list", path);
+        else
+            rc = silt_schema_from_foundry_json(a, fsl, &s);
+        if (rc)
+            rc = silt_err_context(rc, "schema file %s", path);
+    }
+    if (!rc && s->fields.n == 0)
+        rc = silt_err(SILT_EINVAL, "schema file %s: the schema has no fields", path);
+    silt_buf cols = SILT_BUF_INIT;
+    if (!rc) {
+        rc = silt_schema_to_duckdb_columns(&cols, s);
+        if (rc)
+            rc = silt_err_context(rc, "schema file %s", path);
+    }
+    silt_buf_free(&cols);
+    const char *fmt = json_string_value(json_object_get(doc, "format"));
+    if (!rc && json_object_get(doc, "format") && !fmt)
+        rc = silt_err(SILT_EINVAL, "schema file %s: 'format' must be parquet, csv or json", path);
+    if (!rc && !fmt)
+        fmt = "parquet";
+    if (!rc && strcasecmp(fmt, "parquet") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "json"))
+        rc = silt_err(SILT_EINVAL, "schema file %s: unknown format '%s' (use parquet, csv or json)", path, fmt);
+    json_t *csv = json_object_get(doc, "csvOptions");
+    json_t *copt = json_object();
+    if (!rc && !copt)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (!rc && csv && !json_is_object(csv))
+        rc = silt_err(SILT_EINVAL, "schema file %s: 'csvOptions' must be a mapping", path);
+    const char *k;
+    json_t *v;
+    if (!rc && csv)
+        json_object_foreach(csv, k, v)
+        {
+            const char *key = strcmp(k, "delimiter") == 0 ? "separator" : k;
+            bool known = false;
+            for (int i = 0; CSV_KEYS[i]; i++)
+                known = known || strcmp(CSV_KEYS[i], key) == 0;
+            if (!known) {
+                rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions.%s: unknown option (use separator, header, "
+                                           "quote, escape, nullValue, encoding, dateFormat, timestampFormat)",
+                              path, k);
+                break;
+            }
+            if (strcmp(key, "header") == 0 ? !json_is_boolean(v) : !json_is_string(v)) {
+                rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions.%s must be %s", path, k,
+                              strcmp(key, "header") == 0 ? "true or false" : "a string");
+                break;
+            }
+            json_object_set(copt, key, v);
+        }
+    if (!rc && csv && strcasecmp(fmt, "csv") != 0)
+        rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions only apply to format csv", path);
+    json_t *sj = rc ? NULL : odf_to_json(&odf_desc_DataSchema, s);
+    if (!rc && !sj)
+        rc = SILT_ENOMEM;
+    if (!rc) {
+        char lower[16];
+        snprintf(lower, sizeof lower, "%s", fmt);
+        for (char *p = lower; *p; p++)
+            *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+        *out = json_pack("{s:O,s:s}", "schema", sj, "format", lower);
+        if (*out && strcmp(lower, "csv") == 0)
+            json_object_set(*out, "csvOptions", copt);
+        if (!*out)
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+    }
+    json_decref(sj);
+    json_decref(copt);
+    json_decref(doc);
+    silt_arena_free(a);
+    return rc;
+}
+
+int silt_files_schema_set(silt_dataset *ds, const char *path)
+{
+    int rc = silt_files_require(ds);
+    json_t *attr = NULL;
+    if (!rc)
+        rc = attr_from_file(path, &attr);
+    int fd = rc ? -1 : silt_txn_lock_branch(ds, ds->branch);
+    if (!rc && fd < 0)
+        rc = fd;
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    bool appending = !rc;
+    for (int attempt = 0; !rc; attempt++) {
+        rc = silt_ds_sync(ds);
+        odf_AddData *ad = rc ? NULL : silt_arena_alloc(a, sizeof *ad);
+        odf_ExtraAttributes *x = rc ? NULL : silt_arena_alloc(a, sizeof *x);
+        odf_Checkpoint *cp = rc ? NULL : silt_arena_alloc(a, sizeof *cp);
+        if (!rc && (!ad || !x || !cp))
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+        silt_time now = silt_time_now();
+        if (!rc) {
+            silt_time last = {ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
+            if (!ds->st.empty && silt_time_cmp(now, last) < 0)
+                now = last;
+            int64_t ms = silt_time_to_ms(now);
+            if (silt_time_cmp(silt_time_from_ms(ms), now) < 0)
+                ms++;
+            if (ds->st.has_watermark) {
+                int64_t wm = silt_time_to_ms((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec});
+                if (ms <= wm)
+                    ms = wm + 1;
+            }
+            now = silt_time_from_ms(ms);
+            if (ds->st.has_last_offset) {
+                ad->has_prev_offset = true;
+                ad->prev_offset = ds->st.last_offset;
+            }
+            if (ds->st.has_checkpoint) {
+                ad->prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+                cp->physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+                cp->size = ds->st.checkpoint_size;
+                ad->new_checkpoint = cp;
+            }
+            ad->has_new_watermark = true;
+            ad->new_watermark = (odf_time){now.sec, now.nsec};
+            json_t *w = json_pack("{s:O}", SILT_FILES_SCHEMA_KEY, attr);
+            silt_buf ex = SILT_BUF_INIT;
+            rc = w ? odf_json_canonical(&ex, w) : SILT_ENOMEM;
+            if (!rc && !(x->entries = silt_arena_strdup(a, ex.data)))
+                rc = SILT_ENOMEM;
+            if (rc == SILT_ENOMEM)
+                rc = silt_err(SILT_ENOMEM, "out of memory");
+            ad->extra = x;
+            silt_buf_free(&ex);
+            json_decref(w);
+        }
+        if (!rc) {
+            odf_union ev = {ODF_MetadataEvent_AddData, ad};
+            rc = silt_ds_append_events_at(ds, &ev, 1, NULL, &now);
+        }
+        if (rc != SILT_ECONFLICT || attempt >= 5)
+            break;
+        silt_err_clear();
+        rc = 0;
+    }
+    if (rc && appending && rc != SILT_ENOMEM)
+        rc = silt_err_context(rc, "schema set %s", label(ds));
+    if (fd >= 0)
+        silt_txn_unlock_branch(fd);
+    silt_arena_free(a);
+    json_decref(attr);
+    return rc;
+}
+
+int silt_files_schema_at(silt_dataset *ds, const uint8_t *at, json_t **out)
+{
+    *out = NULL;
+    int rc = silt_ds_sync(ds);
+    if (rc || ds->st.empty)
+        return rc;
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, at ? at : ds->st.head, SILT_MH_LEN);
+    while (!rc) {
+        odf_MetadataBlock *b = NULL;
+        rc = silt_ds_load_block(ds, cur, a, &b);
+        if (rc)
+            break;
+        if (b->event.type == ODF_MetadataEvent_AddData) {
+            const odf_AddData *ad = b->event.value;
+            if (ad->extra && ad->extra->entries && strstr(ad->extra->entries, SILT_FILES_SCHEMA_KEY)) {
+                json_t *j = json_loads(ad->extra->entries, 0, NULL);
+                json_t *attr = json_object_get(j, SILT_FILES_SCHEMA_KEY);
+                if (json_is_object(attr) && json_is_object(json_object_get(attr, "schema")))
+                    *out = json_incref(attr);
+                json_decref(j);
+                if (attr)
+                    break;
+            }
+        }
+        if (b->prev_block_hash.len != SILT_MH_LEN)
+            break;
+        memcpy(cur, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+    silt_arena_free(a);
+    return rc;
+}
+
+static int no_schema(const silt_dataset *ds)
+{
+    return silt_err(SILT_ENOTFOUND, "dataset '%s' has no tabular schema", label(ds));
+}
+
+int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_schema_format fmt)
+{
+    *out = NULL;
+    int rc = silt_files_require(ds);
+    uint8_t blk[SILT_MH_LEN];
+    if (!rc && at) {
+        int f = silt_files_find_commit(ds, at, -1, blk);
+        rc = f < 0 ? f
+             : f == 0 ? silt_err(SILT_ENOTFOUND, "transaction %s is not committed on branch %s of %s", at, ds->branch,
+                                 ds->name)
+                      : 0;
+    }
+    json_t *attr = NULL;
+    if (!rc)
+        rc = silt_files_schema_at(ds, at ? blk : NULL, &attr);
+    if (!rc && !attr)
+        rc = no_schema(ds);
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    odf_DataSchema *s = NULL;
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (!rc)
+        rc = schema_from_json(a, json_object_get(attr, "schema"), "schema", &s);
+    silt_buf b = SILT_BUF_INIT;
+    if (!rc && fmt == SILT_SCHEMA_JSON) {
+        char *t = json_dumps(attr, JSON_INDENT(2) | JSON_SORT_KEYS);
+        rc = t ? silt_buf_printf(&b, "%s\n", t) : silt_err(SILT_ENOMEM, "out of memory");
+        free(t);
+    } else if (!rc && fmt == SILT_SCHEMA_YAML) {
+        rc = silt_buf_puts(&b, "schema:\n");
+        if (!rc)
+            rc = odf_yaml_emit(&b, &odf_desc_DataSchema, s, 2);
+        if (!rc)
+            rc = silt_buf_printf(&b, "format: %s\n", json_string_value(json_object_get(attr, "format")));
+    } else if (!rc) {
+        for (size_t i = 0; !rc && i < s->fields.n; i++) {
+            const odf_DataField *f = s->fields.items[i];
+            rc = silt_buf_printf(&b, "%s: ", f->name);
+            if (!rc)
+                rc = silt_schema_type_describe(&b, &f->type);
+            if (!rc)
+                rc = silt_buf_putc(&b, '\n');
+        }
+        if (!rc)
+            rc = silt_buf_printf(&b, "format: %s\n", json_string_value(json_object_get(attr, "format")));
+    }
+    json_t *csv = json_object_get(attr, "csvOptions");
+    const char *k;
+    json_t *v;
+    if (!rc && fmt != SILT_SCHEMA_JSON && json_object_size(csv)) {
+        rc = silt_buf_puts(&b, "csvOptions:\n");
+        for (int i = 0; !rc && CSV_KEYS[i]; i++)
+            if ((v = json_object_get(csv, CSV_KEYS[i])) != NULL)
+                rc = json_is_boolean(v) ? silt_buf_printf(&b, "  %s: %s\n", CSV_KEYS[i], json_is_true(v) ? "true" : "false")
+                                        : silt_buf_printf(&b, "  %s: '%s'\n", CSV_KEYS[i], json_string_value(v));
+        (void)k;
+    }
+    if (!rc && !(*out = silt_buf_detach(&b)))
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    silt_buf_free(&b);
+    silt_arena_free(a);
+    json_decref(attr);
+    return rc;
+}
+
+/* ---- silt sql over the files of a view ------------------------------------------ */
+
+/* rid of the newest transaction AddData at or before block `at`, or "". */
+static int rid_at(silt_dataset *ds, const uint8_t *at, char *rid)
+{
+    rid[0] = '\0';
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, at, SILT_MH_LEN);
+    int rc = 0;
+    while (!rc && !rid[0]) {
+        odf_MetadataBlock *b = NULL;
+        rc = silt_ds_load_block(ds, cur, a, &b);
+        if (rc)
+            break;
+        if (b->event.type == ODF_MetadataEvent_AddData) {
+            const odf_AddData *ad = b->event.value;
+            if (ad->extra && ad->extra->entries && strstr(ad->extra->entries, "silt.dev/transaction")) {
+                json_t *j = json_loads(ad->extra->entries, 0, NULL);
+                const char *r =
+                    json_string_value(json_object_get(json_object_get(j, "silt.dev/transaction"), "rid"));
+                if (r && strlen(r) < 64)
+                    snprintf(rid, 64, "%s", r);
+                json_decref(j);
+            }
+        }
+        if (b->prev_block_hash.len != SILT_MH_LEN)
+            break;
+        memcpy(cur, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+    silt_arena_free(a);
+    return rc;
+}
+
+/* Reader SQL for one file: SELECT <cast columns> FROM read_*(path, …). */
+static int reader_sql(silt_buf *sql, const odf_DataSchema *s, const json_t *attr, const char *qpath)
+{
+    const char *fmt = json_string_value(json_object_get(attr, "format"));
+    bool csv = fmt && strcmp(fmt, "csv") == 0, js = fmt && strcmp(fmt, "json") == 0;
+    int rc = silt_buf_puts(sql, "SELECT ");
+    for (size_t i = 0; !rc && i < s->fields.n; i++) {
+        const odf_DataField *f = s->fields.items[i];
+        char *id = silt_sql_ident(f->name);
+        if (!id)
+            return silt_err(SILT_ENOMEM, "out of memory");
+        rc = silt_buf_printf(sql, "%sCAST(%s AS ", i ? ", " : "", id);
+        if (!rc)
+            rc = silt_schema_type_to_duckdb(sql, &f->type);
+        if (!rc)
+            rc = silt_buf_printf(sql, ") AS %s", id);
+        free(id);
+    }
+    if (!rc && !csv && !js)
+        return silt_buf_printf(sql, " FROM read_parquet(%s)", qpath);
+    if (!rc)
+        rc = silt_buf_printf(sql, " FROM %s(%s, columns = {", csv ? "read_csv" : "read_json", qpath);
+    for (size_t i = 0; !rc && i < s->fields.n; i++) {
+        const odf_DataField *f = s->fields.items[i];
+        char *q = silt_sql_str(f->name);
+        silt_buf t = SILT_BUF_INIT;
+        rc = q ? silt_schema_type_to_duckdb(&t, &f->type) : silt_err(SILT_ENOMEM, "out of memory");
+        char *qt = rc ? NULL : silt_sql_str(t.data);
+        if (!rc)
+            rc = qt ? silt_buf_printf(sql, "%s%s: %s", i ? ", " : "", q, qt) : silt_err(SILT_ENOMEM, "out of memory");
+        free(q);
+        free(qt);
+        silt_buf_free(&t);
+    }
+    if (!rc)
+        rc = silt_buf_puts(sql, "}");
+    if (!rc && js)
+        return silt_buf_puts(sql, ")");
+    json_t *o = json_object_get(attr, "csvOptions");
+    json_t *h = json_object_get(o, "header");
+    if (!rc)
+        rc = silt_buf_printf(sql, ", auto_detect = false, header = %s", h && json_is_false(h) ? "false" : "true");
+    static const char *const MAP[][2] = {{"separator", "delim"}, {"quote", "quote"}, {"escape", "escape"},
+                                         {"nullValue", "nullstr"}, {"dateFormat", "dateformat"},
+                                         {"timestampFormat", "timestampformat"}, {"encoding", "encoding"}};
+    for (size_t i = 0; !rc && i < sizeof MAP / sizeof MAP[0]; i++) {
+        const char *v = json_string_value(json_object_get(o, MAP[i][0]));
+        if (!v)
+            continue;
+        char *q = silt_sql_str(v);
+        rc = q ? silt_buf_printf(sql, ", %s = %s", MAP[i][1], q) : silt_err(SILT_ENOMEM, "out of memory");
+        free(q);
+    }
+    if (!rc)
+        rc = silt_buf_puts(sql, ")");
+    return rc;
+}
+
+int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto)
+{
+    char rid[64] = "";
+    int rc = upto ? rid_at(ds, upto, rid) : 0;
+    json_t *attr = NULL;
+    if (!rc)
+        rc = silt_files_schema_at(ds, upto, &attr);
+    if (!rc && !attr)
+        rc = silt_err(SILT_EINVAL, "dataset '%s' has no tabular schema", label(ds));
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    odf_DataSchema *s = NULL;
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (!rc)
+        rc = schema_from_json(a, json_object_get(attr, "schema"), "schema", &s);
+    silt_view *v = NULL;
+    if (!rc && (!upto || rid[0])) {
+        silt_view_spec spec = {rid[0] ? rid : NULL, NULL, NULL};
+        rc = silt_view_get(&v, ds, &spec);
+    }
+    char *qv = rc ? NULL : silt_sql_ident(view);
+    if (!rc && !qv)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    silt_buf all = SILT_BUF_INIT, one = SILT_BUF_INIT;
+    size_t k = 0;
+    const char *fmt = json_string_value(json_object_get(attr, "format"));
+    for (size_t i = 0; !rc && i < silt_view_count(v); i++) {
+        const silt_file_entry *fe = silt_view_entry(v, i);
+        const char *base = strrchr(fe->path, '/');
+        base = base ? base + 1 : fe->path;
+        if (base[0] == '_' || base[0] == '.')
+            continue; /* _SUCCESS, hidden files: not data (as Spark) */
+        char rid_p[64];
+        int pg = silt_files_purged(rid_p, ds, fe->content_hash);
+        if (pg == 1) {
+            rc = silt_err(SILT_ENOTFOUND, "dataset '%s': file '%s' was purged by retention (transaction %s)",
+                          label(ds), fe->path, rid_p);
+            break;
+        }
+        char *p = silt_view_object_path(ds, fe);
+        char *qp = p ? silt_sql_str(p) : NULL;
+        free(p);
+        if (!qp) {
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+            break;
+        }
+        silt_buf_clear(&one);
+        rc = silt_buf_printf(&one, "CREATE OR REPLACE TEMP TABLE \"__silt_ff_%zu\" AS ", k);
+        if (!rc)
+            rc = reader_sql(&one, s, attr, qp);
+        free(qp);
+        if (!rc && (rc = silt_engine_exec(e, one.data)) != 0 && rc != SILT_ENOMEM) {
+            char msg[768];
+            snprintf(msg, sizeof msg, "%s", silt_error_last()); /* silt_err writes the same buffer */
+            rc = silt_err(SILT_EINVAL, "dataset '%s': file '%s' does not conform to the schema (format %s): %s",
+                          label(ds), fe->path, fmt ? fmt : "parquet", msg);
+        }
+        if (!rc)
+            rc = silt_buf_printf(&all, "%sSELECT * FROM \"__silt_ff_%zu\"", k ? " UNION ALL " : "", k);
+        k++;
+    }
+    if (!rc && k == 0) {
+        silt_buf cols = SILT_BUF_INIT;
+        rc = silt_buf_puts(&all, "SELECT ");
+        for (size_t i = 0; !rc && i < s->fields.n; i++) {
+            char *id = silt_sql_ident(((odf_DataField *)s->fields.items[i])->name);
+            rc = id ? silt_buf_printf(&all, "%sCAST(NULL AS ", i ? ", " : "") : silt_err(SILT_ENOMEM, "out of memory");
+            if (!rc)
+                rc = silt_schema_type_to_duckdb(&all, &((odf_DataField *)s->fields.items[i])->type);
+            if (!rc)
+                rc = silt_buf_printf(&all, ") AS %s", id);
+            free(id);
+        }
+        if (!rc)
+            rc = silt_buf_puts(&all, " WHERE false");
+        silt_buf_free(&cols);
+    }
+    if (!rc)
+        rc = silt_engine_execf(e, "CREATE OR REPLACE TEMP VIEW %s AS %s", qv, all.data);
+    silt_buf_free(&all);
+    silt_buf_free(&one);
+    free(qv);
+    silt_view_free(v);
+    silt_arena_free(a);
+    json_decref(attr);
+    return rc;
+}
