@@ -934,7 +934,8 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
             rc = SILT_ENOMEM;
         silt_slice_info si;
         if (!rc) {
-            silt_slice_spec ss = {"__silt_out", "offset", "op", "system_time", "event_time", first, now, slice_tmp};
+            silt_slice_spec ss = {"__silt_out", "offset", "op", "system_time", "event_time", first, now, slice_tmp,
+                                  false, NULL, 0};
             rc = silt_write_slice(e, &ss, &si);
         }
         if (!rc)

@@ -114,11 +114,17 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         rc = silt_buf_printf(&sql, "DESCRIBE %s", qt);
     if (!rc)
         rc = silt_engine_query_rows(e, sql.data, collect_col, &cols);
-    if (!rc && (cols.n < 2 || strcmp(cols.names[0], spec->op_column) != 0 ||
-                strcmp(cols.names[1], spec->event_time_column) != 0))
-        rc = silt_err(SILT_EINTERNAL, "merged table must start with (%s, %s)", spec->op_column,
-                      spec->event_time_column);
-    const char *et_type = cols.n > 1 ? cols.types[1] : "";
+    int op_i = -1, et_i = -1;
+    for (size_t i = 0; i < cols.n; i++) {
+        if (strcmp(cols.names[i], spec->op_column) == 0 && !spec->op_append)
+            op_i = (int)i;
+        if (strcmp(cols.names[i], spec->event_time_column) == 0)
+            et_i = (int)i;
+    }
+    if (!rc && (et_i < 0 || (op_i < 0 && !spec->op_append)))
+        rc = silt_err(SILT_EINTERNAL, "slice table has no %s column",
+                      et_i < 0 ? spec->event_time_column : spec->op_column);
+    const char *et_type = et_i >= 0 ? cols.types[et_i] : "";
     bool et_date = strcmp(et_type, "DATE") == 0;
     if (!rc && !et_date && !is_timestamp(et_type))
         rc = silt_err(SILT_EINVAL, "event time column '%s' has type %s; expected a timestamp or a date",
@@ -130,7 +136,9 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         snprintf(num, sizeof num, "CAST(rowid + %llu AS UBIGINT)", (unsigned long long)spec->first_offset);
         rc = add_col(&sel, num, spec->offset_column);
     }
-    if (!rc) {
+    if (!rc && spec->op_append) {
+        rc = add_col(&sel, "CAST(0 AS UTINYINT)", spec->op_column);
+    } else if (!rc) {
         char *qop = silt_sql_ident(spec->op_column);
         silt_buf_clear(&expr);
         rc = qop ? silt_buf_printf(&expr, "CAST(%s AS UTINYINT)", qop) : SILT_ENOMEM;
@@ -145,7 +153,26 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         snprintf(e2, sizeof e2, "CAST(CAST(TIMESTAMPTZ '%s' AS TIMESTAMP) AS TIMESTAMP_MS)", ts);
         rc = add_col(&sel, e2, spec->system_time_column);
     }
-    for (size_t i = 1; !rc && i < cols.n; i++) {
+    /* event time, then the data columns in the requested order */
+    if (!rc) {
+        silt_buf_clear(&expr);
+        rc = col_expr(&expr, cols.names[et_i], cols.types[et_i]);
+        if (!rc)
+            rc = add_col(&sel, expr.data, cols.names[et_i]);
+    }
+    size_t nd = spec->data_columns ? spec->ndata_columns : cols.n;
+    for (size_t k = 0; !rc && k < nd; k++) {
+        size_t i = k;
+        if (spec->data_columns) {
+            for (i = 0; i < cols.n && strcmp(cols.names[i], spec->data_columns[k]) != 0; i++)
+                ;
+            if (i == cols.n) {
+                rc = silt_err(SILT_EINTERNAL, "slice table has no column '%s'", spec->data_columns[k]);
+                break;
+            }
+        }
+        if ((int)i == op_i || (int)i == et_i)
+            continue;
         silt_buf_clear(&expr);
         rc = col_expr(&expr, cols.names[i], cols.types[i]);
         if (!rc)

@@ -1,8 +1,8 @@
 /* writer.h — writes one ODF data slice (Parquet) from a merged changelog.
  *
  * Input: a TEMP TABLE whose rowid order is the final order of the records,
- * with columns (op, <event time>, <data columns…>) as produced by
- * src/engine/merge.h. Output: a Parquet file with exactly the layout of
+ * with the op, event time and data columns (as produced by
+ * src/engine/merge.h), or without op for an Append of the input as is. Output: a Parquet file with exactly the layout of
  * DESIGN.md §6 — columns `offset` UINT64 (DELTA_BINARY_PACKED), `op` UINT8
  * (RLE_DICTIONARY), `system_time` INT64 TIMESTAMP(MILLIS, UTC) (dictionary),
  * `event_time` TIMESTAMP(MILLIS, UTC) or DATE, then the data columns, every
@@ -24,7 +24,8 @@
 #define SILT_LOGICAL_HASH_LEN 37 /* varint(0x300016) (4 bytes) + 0x20 + 32 */
 
 typedef struct silt_slice_spec {
-    const char *table;           /* merged TEMP TABLE (op, event time, data…) */
+    const char *table;           /* TEMP TABLE with the op (unless op_append),
+                                    event time and data columns, any order */
     const char *offset_column;   /* vocab names of the system columns */
     const char *op_column;
     const char *system_time_column;
@@ -32,6 +33,10 @@ typedef struct silt_slice_spec {
     uint64_t first_offset;
     silt_time system_time;
     const char *path;            /* file to create (should not exist) */
+    bool op_append;              /* the table has no op column: every record is +A */
+    const char *const *data_columns; /* output order of the data columns, or NULL:
+                                        every other column in table order */
+    size_t ndata_columns;
 } silt_slice_spec;
 
 typedef struct silt_slice_info {

@@ -38,6 +38,9 @@ typedef struct pipeline {
     silt_engine *e;
     silt_arena *a;
     vocab v;
+    const char *input;    /* TEMP TABLE holding the merge input (read or preprocessed) */
+    const char **data_cols; /* data column output order (schema order, then new) */
+    size_t ndata_cols;
     char *slice_tmp;      /* temp file of the new slice (removed unless moved) */
     char *checkpoint_tmp; /* temp file of the new checkpoint */
 } pipeline;
@@ -166,8 +169,11 @@ static bool source_state_unchanged(const odf_chain_state *st, const odf_SourceSt
 
 static int preprocess(pipeline *p, const odf_union *pre)
 {
-    if (!pre || pre->type == 0)
-        return silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW __silt_pre AS SELECT * FROM __silt_read");
+    if (!pre || pre->type == 0) {
+        p->input = "__silt_read"; /* prepared in place: no copy of the data */
+        return 0;
+    }
+    p->input = "__silt_pre";
     if (pre->type != ODF_Transform_Sql)
         return silt_err(SILT_EUNSUPPORTED, "unsupported preprocess kind");
     const odf_TransformSql *t = pre->value;
@@ -214,100 +220,109 @@ static const char *input_names(pipeline *p, const silt_ingest_request *req)
     return r ? r : "input";
 }
 
-typedef struct outcol {
-    const char *name; /* output name */
-    char *expr;       /* SQL expression (arena) */
-    bool used;
-} outcol;
+/* Runs one ALTER TABLE on the input table. */
+static int alter(pipeline *p, const char *fmt, const char *a1, const char *a2, const char *a3)
+{
+    char *qt = silt_sql_ident(p->input);
+    char *sql = qt ? silt_arena_printf(p->a, fmt, qt, a1, a2, a3) : NULL;
+    free(qt);
+    return sql ? silt_engine_exec(p->e, sql) : SILT_ENOMEM;
+}
 
-/* Builds __silt_in: the event time column first (normalised to a timestamp or
- * date; the fallback where absent or NULL), then the data columns — those of
- * the dataset's current schema first, matched by name and in the schema's
- * order (a missing one is an error: columns cannot be removed), then new
- * ones in input order. Input columns clashing with system column names get a
- * '_' prefix unless the read step declared a schema (then it is an error). */
-static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql,
-                            bool as_view)
+/* Prepares the merge input in place (ALTER TABLE: no copy of the data):
+ * input columns clashing with system column names get a '_' prefix (an
+ * error when the read step declared a schema); the event time column is
+ * normalised to a timestamp or a date, the fallback filling it where absent
+ * or NULL. Also computes the output order of the data columns: those of the
+ * dataset's current schema first, matched by name and in the schema's order
+ * (a missing one is an error: columns cannot be removed), then new ones in
+ * input order. */
+static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool keep_op, char *fallback_sql)
 {
     colinfo c;
-    int rc = describe(p, "__silt_pre", &c);
+    int rc = describe(p, p->input, &c);
     if (rc)
         return rc;
     bool declared = read_step_has_schema(req->read);
-    silt_buf sel = SILT_BUF_INIT;
-    int et = find_col(&c, p->v.event_time);
     char *qet = silt_sql_ident(p->v.event_time);
     if (!qet)
         return SILT_ENOMEM;
-    if (et < 0) {
-        rc = silt_buf_printf(&sel, "%s AS %s", fallback_sql, qet);
-    } else {
-        const char *t = c.types[et];
-        if (strcmp(t, "DATE") == 0)
-            rc = silt_buf_printf(&sel, "%s", qet);
-        else if (strncmp(t, "TIMESTAMP", 9) == 0)
-            rc = silt_buf_printf(&sel, "coalesce(CAST(%s AS TIMESTAMP), %s) AS %s", qet, fallback_sql, qet);
-        else if (strcmp(t, "VARCHAR") == 0)
-            rc = silt_buf_printf(&sel, "coalesce(CAST(CAST(%s AS TIMESTAMPTZ) AS TIMESTAMP), %s) AS %s", qet,
-                                 fallback_sql, qet);
-        else if (strstr(t, "INT") || strcmp(t, "DOUBLE") == 0 || strcmp(t, "FLOAT") == 0 ||
-                 strncmp(t, "DECIMAL", 7) == 0)
-            rc = silt_buf_printf(&sel, "coalesce(CAST(to_timestamp(CAST(%s AS DOUBLE)) AS TIMESTAMP), %s) AS %s",
-                                 qet, fallback_sql, qet);
-        else
-            rc = silt_err(SILT_EINVAL,
-                          "event time column '%s' has type %s; expected a timestamp, a date, an RFC 3339 "
-                          "string or UNIX seconds",
-                          p->v.event_time, t);
-    }
-    free(qet);
-    /* data columns with their output names */
-    outcol *cols = silt_arena_alloc(p->a, (c.n ? c.n : 1) * sizeof *cols);
-    size_t ncols = 0;
-    if (!cols)
-        rc = SILT_ENOMEM;
+    /* system column clashes */
     const char *sys[] = {p->v.offset, p->v.op, p->v.system_time};
     for (size_t i = 0; !rc && i < c.n; i++) {
-        if ((int)i == et)
-            continue;
         bool clash = false;
         for (size_t k = 0; k < 3; k++)
             if (strcmp(c.names[i], sys[k]) == 0 && !(k == 1 && keep_op))
                 clash = true;
-        const char *name = c.names[i];
-        if (clash && declared) {
+        if (!clash)
+            continue;
+        if (declared) {
             rc = silt_err(SILT_EINVAL, "input column '%s' clashes with a system column; rename it in the schema "
                                        "or with a preprocess query",
                           c.names[i]);
             break;
         }
-        if (clash) {
-            name = silt_arena_printf(p->a, "_%s", c.names[i]);
-            if (!name) {
-                rc = SILT_ENOMEM;
-                break;
-            }
-            if (find_col(&c, name) >= 0) {
-                rc = silt_err(SILT_EINVAL, "input columns '%s' and '%s' clash after renaming", c.names[i], name);
-                break;
-            }
-        }
-        char *q = silt_sql_ident(c.names[i]);
-        char *qn = silt_sql_ident(name);
-        cols[ncols].name = name;
-        cols[ncols].expr = (q && qn) ? silt_arena_printf(p->a, "%s AS %s", q, qn) : NULL;
-        free(q);
-        free(qn);
-        if (!cols[ncols].expr) {
+        char *name = silt_arena_printf(p->a, "_%s", c.names[i]);
+        if (!name) {
             rc = SILT_ENOMEM;
             break;
         }
-        ncols++;
+        if (find_col(&c, name) >= 0) {
+            rc = silt_err(SILT_EINVAL, "input columns '%s' and '%s' clash after renaming", c.names[i], name);
+            break;
+        }
+        char *qo = silt_sql_ident(c.names[i]), *qn = silt_sql_ident(name);
+        rc = (qo && qn) ? alter(p, "ALTER TABLE %s RENAME COLUMN %s TO %s", qo, qn, NULL) : SILT_ENOMEM;
+        free(qo);
+        free(qn);
+        c.names[i] = name;
     }
-    /* existing schema order first */
+    /* event time */
+    int et = find_col(&c, p->v.event_time);
+    if (!rc && et < 0) {
+        rc = alter(p, "ALTER TABLE %s ADD COLUMN %s TIMESTAMP DEFAULT %s", qet, fallback_sql, NULL);
+    } else if (!rc) {
+        const char *t = c.types[et];
+        const char *using = NULL;
+        if (strcmp(t, "DATE") == 0 || strcmp(t, "TIMESTAMP") == 0) {
+            /* rewrite the column only when there are NULLs to fill */
+            uint64_t nulls = 0;
+            char *qt = silt_sql_ident(p->input);
+            char *q = qt ? silt_arena_printf(p->a, "SELECT count(*) FROM %s WHERE %s IS NULL", qt, qet) : NULL;
+            free(qt);
+            rc = q ? silt_engine_query_u64(p->e, &nulls, q) : SILT_ENOMEM;
+            if (!rc && nulls)
+                using = strcmp(t, "DATE") == 0 ? "coalesce(CAST(%s AS TIMESTAMP), %s)" : "coalesce(%s, %s)";
+        } else if (strncmp(t, "TIMESTAMP", 9) == 0) {
+            using = "coalesce(CAST(%s AS TIMESTAMP), %s)";
+        } else if (strcmp(t, "VARCHAR") == 0) {
+            using = "coalesce(CAST(CAST(%s AS TIMESTAMPTZ) AS TIMESTAMP), %s)";
+        } else if (strstr(t, "INT") || strcmp(t, "DOUBLE") == 0 || strcmp(t, "FLOAT") == 0 ||
+                   strncmp(t, "DECIMAL", 7) == 0) {
+            using = "coalesce(CAST(to_timestamp(CAST(%s AS DOUBLE)) AS TIMESTAMP), %s)";
+        } else {
+            rc = silt_err(SILT_EINVAL,
+                          "event time column '%s' has type %s; expected a timestamp, a date, an RFC 3339 "
+                          "string or UNIX seconds",
+                          p->v.event_time, t);
+        }
+        if (!rc && using) {
+            char *expr = silt_arena_printf(p->a, using, qet, fallback_sql);
+            rc = expr ? alter(p, "ALTER TABLE %s ALTER COLUMN %s SET DATA TYPE TIMESTAMP USING %s", qet, expr, NULL)
+                      : SILT_ENOMEM;
+        }
+    }
+    free(qet);
+    if (rc)
+        return rc;
+    /* output order of the data columns */
+    const char **order = silt_arena_alloc(p->a, (c.n ? c.n : 1) * sizeof *order);
+    bool *used = silt_arena_alloc(p->a, (c.n ? c.n : 1) * sizeof *used);
+    size_t n = 0;
+    if (!order || !used)
+        return SILT_ENOMEM;
     odf_DataSchema *cur = NULL;
-    if (!rc)
-        rc = current_schema(p, &cur);
+    rc = current_schema(p, &cur);
     const char *allsys[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time};
     for (size_t f = 0; !rc && cur && f < cur->fields.n; f++) {
         const odf_DataField *df = cur->fields.items[f];
@@ -317,25 +332,21 @@ static int event_time_stage(pipeline *p, const silt_ingest_request *req, bool ke
                 is_sys = true;
         if (is_sys || !df->name)
             continue;
-        size_t k = 0;
-        while (k < ncols && strcmp(cols[k].name, df->name) != 0)
-            k++;
-        if (k == ncols) {
-            rc = silt_err(SILT_EINVAL,
-                          "%s: column '%s' of the dataset's schema is missing (columns cannot be removed)",
-                          input_names(p, req), df->name);
-            break;
-        }
-        cols[k].used = true;
-        rc = silt_buf_printf(&sel, ", %s", cols[k].expr);
+        int k = find_col(&c, df->name);
+        if (k < 0)
+            return silt_err(SILT_EINVAL,
+                            "%s: column '%s' of the dataset's schema is missing (columns cannot be removed)",
+                            input_names(p, req), df->name);
+        used[k] = true;
+        order[n++] = c.names[k];
     }
-    for (size_t k = 0; !rc && k < ncols; k++)
-        if (!cols[k].used)
-            rc = silt_buf_printf(&sel, ", %s", cols[k].expr);
-    if (!rc)
-        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP %s __silt_in AS SELECT %s FROM __silt_pre",
-                               as_view ? "VIEW" : "TABLE", sel.data);
-    silt_buf_free(&sel);
+    for (size_t k = 0; !rc && k < c.n; k++) {
+        if (used[k] || strcmp(c.names[k], p->v.event_time) == 0 || (keep_op && strcmp(c.names[k], p->v.op) == 0))
+            continue;
+        order[n++] = c.names[k];
+    }
+    p->data_cols = order;
+    p->ndata_cols = n;
     return rc;
 }
 
@@ -451,8 +462,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     /* event time + system column clashes */
     bool keep_op = req->merge->type == ODF_MergeStrategy_ChangelogStream ||
                    req->merge->type == ODF_MergeStrategy_UpsertStream;
-    /* the merge input is materialised: its rowid is the input order */
-    rc = event_time_stage(p, req, keep_op, fallback_sql, false);
+    rc = event_time_stage(p, req, keep_op, fallback_sql);
     if (rc)
         return rc;
     trace("event time", &t0);
@@ -476,8 +486,19 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     if (rc)
         return rc;
     uint64_t nrows = 0;
-    bool has_state = req->merge->type != ODF_MergeStrategy_Append;
-    rc = silt_merge(p->e, &spec, "__silt_in", prev, "__silt_out", has_state ? "__silt_state" : NULL, &nrows);
+    bool append = req->merge->type == ODF_MergeStrategy_Append;
+    bool has_state = !append;
+    const char *out_table = "__silt_out";
+    if (append) {
+        /* every input record as +A, in input order: the input table itself */
+        char *qt = silt_sql_ident(p->input);
+        char *q = qt ? silt_arena_printf(p->a, "SELECT count(*) FROM %s", qt) : NULL;
+        free(qt);
+        rc = q ? silt_engine_query_u64(p->e, &nrows, q) : SILT_ENOMEM;
+        out_table = p->input;
+    } else {
+        rc = silt_merge(p->e, &spec, p->input, prev, "__silt_out", "__silt_state", &nrows);
+    }
     if (rc)
         return rc;
     trace("merge", &t0);
@@ -497,7 +518,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         return SILT_ENOMEM;
     for (uint64_t start = 0; start < nrows || (nrows == 0 && nchunks == 0);) {
         uint64_t end = (target && nrows - start > target) ? start + target : nrows;
-        if (end < nrows) {
+        if (end < nrows && !append) {
             char *qop = silt_sql_ident(p->v.op);
             char *q = qop ? silt_arena_printf(p->a, "SELECT %s FROM __silt_out WHERE rowid = %llu", qop,
                                              (unsigned long long)end)
@@ -583,12 +604,15 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         if (last && req->source_state)
             ad->new_source_state = (odf_SourceState *)req->source_state;
         if (n > 0) {
-            const char *table = "__silt_out";
+            const char *table = out_table;
             if (nchunks > 1) {
-                rc = silt_engine_execf(p->e,
-                                       "CREATE OR REPLACE TEMP TABLE __silt_chunk AS SELECT * FROM __silt_out "
-                                       "WHERE rowid >= %llu AND rowid < %llu",
-                                       (unsigned long long)start, (unsigned long long)end);
+                char *qo = silt_sql_ident(out_table);
+                rc = qo ? silt_engine_execf(p->e,
+                                            "CREATE OR REPLACE TEMP TABLE __silt_chunk AS SELECT * FROM %s "
+                                            "WHERE rowid >= %llu AND rowid < %llu",
+                                            qo, (unsigned long long)start, (unsigned long long)end)
+                        : SILT_ENOMEM;
+                free(qo);
                 if (rc)
                     return rc;
                 table = "__silt_chunk";
@@ -598,7 +622,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
             if (!p->slice_tmp)
                 return SILT_ENOMEM;
             silt_slice_spec ss = {table, p->v.offset, p->v.op, p->v.system_time, p->v.event_time, first, now,
-                                  p->slice_tmp};
+                                  p->slice_tmp, append, p->data_cols, p->ndata_cols};
             silt_slice_info si;
             rc = silt_write_slice(p->e, &ss, &si);
             if (rc)

@@ -15,10 +15,26 @@
 
 #include <openssl/evp.h>
 
+/* Small updates (a few bytes per value when hashing data column by column)
+ * are collected in `buf` and handed to OpenSSL in blocks: one
+ * EVP_DigestUpdate call per value would dominate the cost. The digest is the
+ * same: SHA3 is a streaming function of the concatenated input. */
+#define SHA3_BUF 8192
+
 struct silt_sha3_ctx {
     EVP_MD_CTX *md;
     int finished;
+    size_t used;
+    unsigned char buf[SHA3_BUF];
 };
+
+static int sha3_flush(silt_sha3_ctx *c)
+{
+    if (c->used && EVP_DigestUpdate(c->md, c->buf, c->used) != 1)
+        return silt_err(SILT_EINTERNAL, "sha3-256: OpenSSL update failed");
+    c->used = 0;
+    return 0;
+}
 
 int silt_sha3_256(const void *data, size_t len, uint8_t out[SILT_SHA3_256_LEN])
 {
@@ -60,6 +76,19 @@ int silt_sha3_update(silt_sha3_ctx *c, const void *data, size_t len)
         return silt_err(SILT_EINTERNAL, "sha3-256: update after final");
     if (len == 0)
         return 0;
+    if (len <= SHA3_BUF - c->used) {
+        memcpy(c->buf + c->used, data, len);
+        c->used += len;
+        return 0;
+    }
+    int rc = sha3_flush(c);
+    if (rc)
+        return rc;
+    if (len < SHA3_BUF) {
+        memcpy(c->buf, data, len);
+        c->used = len;
+        return 0;
+    }
     if (EVP_DigestUpdate(c->md, data, len) != 1)
         return silt_err(SILT_EINTERNAL, "sha3-256: OpenSSL update failed");
     return 0;
@@ -73,6 +102,9 @@ int silt_sha3_final(silt_sha3_ctx *c, uint8_t out[SILT_SHA3_256_LEN])
     if (c->finished)
         return silt_err(SILT_EINTERNAL, "sha3-256: final called twice");
     c->finished = 1;
+    int rc = sha3_flush(c);
+    if (rc)
+        return rc;
     if (EVP_DigestFinal_ex(c->md, out, &n) != 1 || n != SILT_SHA3_256_LEN)
         return silt_err(SILT_EINTERNAL, "sha3-256: OpenSSL final failed");
     return 0;
