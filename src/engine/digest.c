@@ -517,6 +517,30 @@ static int walk_columns(silt_record_digest *d, size_t *leaf_ix, const silt_arrow
     return 0;
 }
 
+static size_t count_leaves(const silt_arrow_field *fields, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += fields[i].type.id == SILT_ARROW_STRUCT
+                 ? count_leaves(fields[i].type.children, fields[i].type.num_children)
+                 : 1;
+    return k;
+}
+
+int silt_record_digest_update_fields(silt_record_digest *d, const silt_arrow_array *columns,
+                                     size_t num_rows, size_t begin, size_t end)
+{
+    if (d->done)
+        return silt_err(SILT_EINVAL, "logical hash: update after finalize or error");
+    if (begin > end || end > d->num_fields || (end > begin && !columns))
+        return silt_err(SILT_EINVAL, "logical hash: bad field range");
+    size_t leaf_ix = count_leaves(d->fields, begin);
+    return walk_columns(d, &leaf_ix, d->fields + begin, end - begin, columns + begin, num_rows,
+                        (vview){NULL, 0});
+}
+
+void silt_record_digest_fail(silt_record_digest *d) { d->done = true; }
+
 int silt_record_digest_update(silt_record_digest *d, const silt_arrow_array *columns,
                               size_t num_rows)
 {

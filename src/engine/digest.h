@@ -122,6 +122,16 @@ int silt_record_digest_update(silt_record_digest *d, const silt_arrow_array *col
 /* Writes the 32-byte digest. The hasher cannot be updated afterwards. */
 int silt_record_digest_finalize(silt_record_digest *d, uint8_t out[SILT_ARROW_DIGEST_LEN]);
 
+/* Updates only the top-level fields [begin, end) (`columns` is the whole
+ * batch, indexed like the fields). Disjoint field ranges touch disjoint
+ * column hashers, so they may be updated from different threads at the same
+ * time; a batch is complete once every field was updated with it, and every
+ * field must see the batches in the same order. After an error call
+ * silt_record_digest_fail (from one thread) and do not finalize. */
+int silt_record_digest_update_fields(silt_record_digest *d, const silt_arrow_array *columns,
+                                     size_t num_rows, size_t begin, size_t end);
+void silt_record_digest_fail(silt_record_digest *d);
+
 /* Wraps a digest as the `arrow0-sha3-256` multihash (37 bytes; note: 4 + 1 + 32,
  * not 36). */
 void silt_arrow_multihash(const uint8_t digest[SILT_ARROW_DIGEST_LEN],

@@ -18,6 +18,7 @@
  * update returns (tmp list), DuckDB objects are destroyed on every path.
  */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -708,6 +709,46 @@ static int convert(conv_ctx *cx, duckdb_vector vec, size_t count, const silt_arr
     return silt_err(SILT_EINTERNAL, "logical hash: column '%s': unhandled type", col);
 }
 
+/* ------------------------------------------------------------ hashing jobs */
+
+#define HASH_BATCH_CHUNKS 32
+
+/* Converts and hashes fields [begin, end) of every chunk of a batch, in
+ * chunk order, with its own conversion scratch (one job per thread). */
+typedef struct hash_job {
+    silt_record_digest *dg;
+    duckdb_data_chunk *chunks;
+    size_t nchunks;
+    const silt_arrow_field *fields;
+    size_t begin, end;
+    int rc;
+    char err[512];
+} hash_job;
+
+static void *hash_job_run(void *arg)
+{
+    hash_job *j = arg;
+    conv_ctx cx = {{0}};
+    silt_arrow_array *cols = calloc(j->end ? j->end : 1, sizeof *cols);
+    if (!cols)
+        j->rc = oom();
+    for (size_t k = 0; !j->rc && k < j->nchunks; k++) {
+        size_t n = (size_t)duckdb_data_chunk_get_size(j->chunks[k]);
+        for (size_t c = j->begin; c < j->end && !j->rc; c++)
+            j->rc = convert(&cx, duckdb_data_chunk_get_vector(j->chunks[k], c), n, &j->fields[c], NULL,
+                            &cols[c], j->fields[c].name);
+        if (!j->rc)
+            j->rc = silt_record_digest_update_fields(j->dg, cols, n, j->begin, j->end);
+        tmp_clear(&cx.tmp);
+    }
+    if (j->rc)
+        snprintf(j->err, sizeof j->err, "%s", silt_error_last());
+    tmp_clear(&cx.tmp);
+    free(cx.tmp.p);
+    free(cols);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ entry point */
 
 int silt_parquet_logical_hash(struct silt_engine *e, const char *path,
@@ -787,31 +828,54 @@ int silt_parquet_logical_hash(struct silt_engine *e, const char *path,
                       path, (unsigned long long)duckdb_column_count(&res), nfields);
         goto done;
     }
-    for (;;) {
-        duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
-        if (!chunk) {
-            const char *err = duckdb_result_error(&res);
-            if (err)
-                rc = silt_engine_result_error(&res, path);
-            break;
+    /* Chunks are fetched in batches; the columns of a batch are converted
+     * and hashed by two threads (fields [0, split) here, [split, n) by the
+     * worker): every column has its own hasher, and SHA3 over the values is
+     * the dominant cost of a large slice. */
+    size_t split = nfields > 1 ? (nfields + 1) / 2 : nfields;
+    duckdb_data_chunk batch[HASH_BATCH_CHUNKS];
+    for (bool eof = false; !eof && !rc;) {
+        size_t nb = 0;
+        while (nb < HASH_BATCH_CHUNKS) {
+            duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
+            if (!chunk) {
+                if (duckdb_result_error(&res))
+                    rc = silt_engine_result_error(&res, path);
+                eof = true;
+                break;
+            }
+            if (duckdb_data_chunk_get_size(chunk) == 0) {
+                duckdb_destroy_data_chunk(&chunk);
+                eof = true;
+                break;
+            }
+            batch[nb++] = chunk;
         }
-        size_t n = (size_t)duckdb_data_chunk_get_size(chunk);
-        if (n == 0) {
-            duckdb_destroy_data_chunk(&chunk);
-            break;
+        if (!rc && nb) {
+            hash_job job = {dg, batch, nb, fields, split, nfields, 0, ""};
+            pthread_t th;
+            bool threaded = split < nfields && pthread_create(&th, NULL, hash_job_run, &job) == 0;
+            if (!threaded) {
+                job.begin = 0; /* one thread does every field */
+                hash_job_run(&job);
+            } else {
+                hash_job mine = {dg, batch, nb, fields, 0, split, 0, ""};
+                hash_job_run(&mine);
+                pthread_join(th, NULL);
+                if (mine.rc && !job.rc) {
+                    job.rc = mine.rc;
+                    memcpy(job.err, mine.err, sizeof job.err);
+                }
+            }
+            if (job.rc) {
+                silt_record_digest_fail(dg);
+                rc = silt_err(job.rc, "%s: %s", path, job.err);
+            }
+            for (size_t i = 0; i < nb; i++)
+                rows += (uint64_t)duckdb_data_chunk_get_size(batch[i]);
         }
-        for (size_t c = 0; c < nfields && !rc; c++)
-            rc = convert(&cx, duckdb_data_chunk_get_vector(chunk, c), n, &fields[c], NULL,
-                         &cols[c], fields[c].name);
-        if (!rc)
-            rc = silt_record_digest_update(dg, cols, n);
-        tmp_clear(&cx.tmp);
-        duckdb_destroy_data_chunk(&chunk);
-        if (rc) {
-            silt_err_context(rc, "%s", path);
-            break;
-        }
-        rows += n;
+        for (size_t i = 0; i < nb; i++)
+            duckdb_destroy_data_chunk(&batch[i]);
     }
     if (!rc) {
         uint8_t digest[SILT_ARROW_DIGEST_LEN];
