@@ -87,6 +87,33 @@ tree_sum() {
     (cd "$1" && find . -type f ! -name '*.lock' ! -name 'lock' -print0 | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
 }
 
+# ---- helpers shared by the data-plane tests --------------------------------
+
+# add_ds NAME: creates a root dataset from the metadata events on stdin
+# (YAML list items indented by 4 spaces).
+add_ds() {
+    { printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: %s\n  kind: Root\n  metadata:\n' "$1"; cat; } >"$1.yaml"
+    ok add "$1.yaml"
+}
+
+# expect_sql SQL [LABEL]: `silt sql SQL --format csv` must print stdin exactly
+expect_sql() {
+    local exp
+    exp=$(cat)
+    run sql "$1" --format csv
+    if [ "$RC" -ne 0 ]; then
+        fail "${2:-sql $1}: silt sql failed (exit $RC): $ERR"
+        return 0
+    fi
+    assert_eq "$OUT" "$exp" "${2:-sql $1}"
+}
+
+# head_of NAME: the dataset's head block hash
+head_of() { run info "$1"; printf '%s\n' "$OUT" | sed -n 's/^Head: *//p'; }
+
+# free_port: a free TCP port on 127.0.0.1
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
 done_tests() {
     echo "$T_NAME: $T_PASS checks passed"
 }

@@ -32,13 +32,6 @@ finish() {
 
 FIX="$SILT_FIXTURES/ingest"
 
-# ---- helpers ------------------------------------------------------------------
-# add_ds NAME: creates a root dataset from the metadata events on stdin
-# (YAML list items indented by 4 spaces).
-add_ds() {
-    { printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: %s\n  kind: Root\n  metadata:\n' "$1"; cat; } >"$1.yaml"
-    ok add "$1.yaml"
-}
 
 # jget EXPR: evaluates the Python expression EXPR over the JSON document on
 # stdin (bound to d); strings print raw, everything else as compact JSON.
@@ -52,17 +45,6 @@ except (KeyError, IndexError, TypeError):
 print(r if isinstance(r,str) else json.dumps(r,separators=(",",":"),sort_keys=True))' "$1"
 }
 
-# expect_sql SQL [LABEL]: `silt sql SQL --format csv` must print stdin exactly
-expect_sql() {
-    local exp
-    exp=$(cat)
-    run sql "$1" --format csv
-    if [ "$RC" -ne 0 ]; then
-        fail "${2:-sql $1}: silt sql failed (exit $RC): $ERR"
-        return 0
-    fi
-    assert_eq "$OUT" "$exp" "${2:-sql $1}"
-}
 
 # expect_ingest 'stdout' ARGS...: ingest succeeds and prints exactly 'stdout'
 expect_ingest() {

@@ -29,10 +29,6 @@ finish() {
     done_tests
 }
 
-add_ds() {
-    { printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: %s\n  kind: Root\n  metadata:\n' "$1"; cat; } >"$1.yaml"
-    ok add "$1.yaml"
-}
 jget() {
     python3 -c 'import json,sys
 d=json.load(sys.stdin)

@@ -9,7 +9,6 @@ source "$(dirname "$0")/lib.sh"
 
 command -v nginx >/dev/null || { echo "$T_NAME: nginx not installed (scripts/bootstrap.sh)" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 # ---- nginx --------------------------------------------------------------------
 WWW="$T_DIR/www"
@@ -53,19 +52,6 @@ last_access() { tail -n 1 "$NG/access.log" | sed -E 's/.*" ([0-9]{3}) ([0-9]+) .
 
 ok init
 
-# add_ds NAME: DatasetSnapshot with the SetPollingSource given on stdin (events indented by 4)
-add_ds() {
-    { printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: %s\n  kind: Root\n  metadata:\n' "$1"; cat; } >"$1.yaml"
-    ok add "$1.yaml"
-}
-expect_sql() {
-    local exp
-    exp=$(cat)
-    run sql "$1" --format csv
-    [ "$RC" -eq 0 ] || fail "sql '$1' failed: $ERR"
-    assert_eq "$OUT" "$exp" "sql $1"
-}
-head_of() { run info "$1"; printf '%s\n' "$OUT" | sed -n 's/^Head: *//p'; }
 
 # ---- Snapshot over a changing CSV ------------------------------------------------
 printf 'id,name,v\n1,a,10\n2,b,20\n3,c,30\n' >"$WWW/snap.csv"

@@ -10,14 +10,6 @@ source "$(dirname "$0")/lib.sh"
 ok init
 DROP="$T_DIR/drop"
 mkdir -p "$DROP"
-head_of() { run info "$1"; printf '%s\n' "$OUT" | sed -n 's/^Head: *//p'; }
-expect_sql() {
-    local exp
-    exp=$(cat)
-    run sql "$1" --format csv
-    [ "$RC" -eq 0 ] || fail "sql '$1' failed: $ERR"
-    assert_eq "$OUT" "$exp" "sql $1"
-}
 cat >glob.yaml <<YAML
 kind: DatasetSnapshot
 version: 1

@@ -19,7 +19,6 @@ source "$(dirname "$0")/lib.sh"
 
 command -v nginx >/dev/null || { echo "$T_NAME: nginx not installed (scripts/bootstrap.sh)" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 TOKEN='tok-S3cr3t-4a7f'      # the header secret
 WRONG='tok-Wr0ng-9c1e'       # a wrong one (also must never be shown)
@@ -71,14 +70,6 @@ BASE="http://127.0.0.1:$PORT"
 # last access log line: "STATUS BYTES URI"
 last_access() { tail -n 1 "$NG/access.log"; }
 
-expect_sql() {
-    local exp
-    exp=$(cat)
-    run sql "$1" --format csv
-    [ "$RC" -eq 0 ] || fail "sql '$1' failed: $ERR"
-    assert_eq "$OUT" "$exp" "sql $1"
-}
-head_of() { run info "$1"; printf '%s\n' "$OUT" | sed -n 's/^Head: *//p'; }
 # no secret in the last command's stdout/stderr
 no_secret() {
     local s
