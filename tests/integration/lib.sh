@@ -114,6 +114,44 @@ head_of() { run info "$1"; printf '%s\n' "$OUT" | sed -n 's/^Head: *//p'; }
 # free_port: a free TCP port on 127.0.0.1
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
+# use_soft_failures: from now on a failed check is reported and counted but
+# the script goes on, so one run lists every deviation; call `finish` at the
+# end (it exits 1 if any check failed).
+use_soft_failures() {
+    T_FAILS=0
+    T_LAST_FAILED=0
+    fail() {
+        echo "FAIL [$T_NAME]: $*" >&2
+        T_FAILS=$((T_FAILS + 1))
+        T_LAST_FAILED=1
+    }
+    pass() {
+        if [ "$T_LAST_FAILED" -eq 1 ]; then T_LAST_FAILED=0; else T_PASS=$((T_PASS + 1)); fi
+    }
+    finish() {
+        if [ "$T_FAILS" -gt 0 ]; then
+            echo "$T_NAME: $T_FAILS checks FAILED, $T_PASS passed" >&2
+            exit 1
+        fi
+        done_tests
+    }
+}
+
+# jget EXPR: evaluates the Python expression EXPR over the JSON document on
+# stdin (bound to d); strings print raw, everything else as compact JSON.
+jget() {
+    python3 -c 'import json,sys
+d=json.load(sys.stdin)
+try:
+    r=eval(sys.argv[1])
+except (KeyError, IndexError, TypeError):
+    r="<missing>"
+print(r if isinstance(r,str) else json.dumps(r,separators=(",",":"),sort_keys=True))' "$1"
+}
+
+# info NAME EXPR: jget EXPR over `silt --json info NAME`
+info() { "$SILT" --json info "$1" | jget "$2"; }
+
 done_tests() {
     echo "$T_NAME: $T_PASS checks passed"
 }

@@ -11,40 +11,9 @@
 # failed.
 source "$(dirname "$0")/lib.sh"
 
-# ---- soft failures ----------------------------------------------------------
-T_FAILS=0
-T_LAST_FAILED=0
-fail() {
-    echo "FAIL [$T_NAME]: $*" >&2
-    T_FAILS=$((T_FAILS + 1))
-    T_LAST_FAILED=1
-}
-pass() {
-    if [ "$T_LAST_FAILED" -eq 1 ]; then T_LAST_FAILED=0; else T_PASS=$((T_PASS + 1)); fi
-}
-finish() {
-    if [ "$T_FAILS" -gt 0 ]; then
-        echo "$T_NAME: $T_FAILS checks FAILED, $T_PASS passed" >&2
-        exit 1
-    fi
-    done_tests
-}
+use_soft_failures
 
 FIX="$SILT_FIXTURES/ingest"
-
-
-# jget EXPR: evaluates the Python expression EXPR over the JSON document on
-# stdin (bound to d); strings print raw, everything else as compact JSON.
-jget() {
-    python3 -c 'import json,sys
-d=json.load(sys.stdin)
-try:
-    r=eval(sys.argv[1])
-except (KeyError, IndexError, TypeError):
-    r="<missing>"
-print(r if isinstance(r,str) else json.dumps(r,separators=(",",":"),sort_keys=True))' "$1"
-}
-
 
 # expect_ingest 'stdout' ARGS...: ingest succeeds and prints exactly 'stdout'
 expect_ingest() {
@@ -58,7 +27,6 @@ expect_ingest() {
     assert_eq "$OUT" "$exp" "stdout of 'silt ingest $*'"
 }
 
-info() { "$SILT" --json info "$1" | jget "$2"; }
 ds_dir() {
     local id
     id=$(info "$1" 'd["id"]')

@@ -11,31 +11,8 @@
 # check failed.
 source "$(dirname "$0")/lib.sh"
 
-T_FAILS=0
-T_LAST_FAILED=0
-fail() {
-    echo "FAIL [$T_NAME]: $*" >&2
-    T_FAILS=$((T_FAILS + 1))
-    T_LAST_FAILED=1
-}
-pass() {
-    if [ "$T_LAST_FAILED" -eq 1 ]; then T_LAST_FAILED=0; else T_PASS=$((T_PASS + 1)); fi
-}
-finish() {
-    if [ "$T_FAILS" -gt 0 ]; then
-        echo "$T_NAME: $T_FAILS checks FAILED, $T_PASS passed" >&2
-        exit 1
-    fi
-    done_tests
-}
+use_soft_failures
 
-jget() {
-    python3 -c 'import json,sys
-d=json.load(sys.stdin)
-r=eval(sys.argv[1])
-print(r if isinstance(r,str) else json.dumps(r,separators=(",",":"),sort_keys=True))' "$1"
-}
-info() { "$SILT" --json info "$1" | jget "$2"; }
 declare -A DS_DIRS
 ds_dir() {
     local id
