@@ -235,11 +235,11 @@ typedef enum silt_schema_format {
  * schema" when none was set. */
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
 
-/* ---- files datasets, transactions, views, branches (src/dataset/files.c,
- * txn.c, branch.c; DESIGN.md §7, spec/foundry-datasets.md) ------------------ */
+/* ---- files datasets, transactions, views, branches (src/files/files.c,
+ * txn.c, branches.c; DESIGN.md §7, spec/foundry-datasets.md) ---------------- */
 
 /* Creates an empty files dataset: Seed + the files SetDataSchema (see
- * src/dataset/files.h). Same name rules and errors as silt_dataset_create. */
+ * src/files/files.h). Same name rules and errors as silt_dataset_create. */
 int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name);
 
 typedef enum silt_txn_type {
@@ -414,7 +414,7 @@ typedef struct silt_flow_info {
 int silt_flows_list(silt_flow_info **out, size_t *n, silt_workspace *ws, int64_t now);
 void silt_flows_free(silt_flow_info *v, size_t n);
 
-/* ---- schemas on files datasets (src/dataset/files_schema.c) -------------- */
+/* ---- schemas on files datasets (src/files/files_schema.c) ---------------- */
 
 /* `silt schema set`: sets the tabular schema of a files dataset's branch
  * from a YAML or JSON file holding either an ODF DataSchema (`fields:
@@ -433,7 +433,7 @@ int silt_files_schema_set(silt_dataset *ds, const char *path);
  * frees *out. SILT_ENOTFOUND "dataset 'x' has no tabular schema". */
 int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_schema_format fmt);
 
-/* ---- retention and garbage collection (src/dataset/retention.c, gc.c) ---- */
+/* ---- retention and garbage collection (src/ops/retention.c, gc.c) -------- */
 
 typedef struct silt_retention_policy {
     char branch[104]; /* "" = the dataset default (every branch without its own) */

@@ -43,9 +43,20 @@ int silt_ds_vocab(silt_dataset *ds, silt_arena *a, silt_vocab_names *out);
 /* Current DataSchema of ds (arena-owned) or *out = NULL when none is set. */
 int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out);
 
-/* Creates TEMP VIEW `view` in `e` over the data of ds up to block `upto`
- * (NULL = head); with `current`, also "<view>:current". */
+/* Creates TEMP VIEW `view` in `e` over the data of ledger dataset ds up to
+ * block `upto` (NULL = head); with `current`, also "<view>:current". Files
+ * datasets are viewed through their tabular schema instead
+ * (src/files/files_schema.h). */
 int silt_ds_create_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto,
                         bool current);
+
+/* An engine for one call: in-memory, spilling into a fresh
+ * `.silt/tmp/<random>/` (*tmpdir, malloc'd). Caller closes it with
+ * silt_ws_engine_close. */
+int silt_ws_engine_open(silt_workspace *ws, silt_engine **e, char **tmpdir);
+/* Frees the engine and removes its scratch directory; returns rc, keeping
+ * the caller's error message (a leftover scratch directory is not an
+ * error). Consumes tmpdir. */
+int silt_ws_engine_close(silt_engine *e, char *tmpdir, int rc);
 
 #endif

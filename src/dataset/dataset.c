@@ -1,5 +1,7 @@
 /* dataset.c — datasets of a workspace: create (Seed), open by reference,
- * append blocks, create from manifests, rename, delete, list, info.
+ * append blocks, create one dataset from a DatasetSnapshot, rename,
+ * delete, list, info. (`silt add` of whole manifest files, with Source and
+ * Flow resources, is src/ops/manifest.c.)
  *
  * Invariants:
  *  - a new dataset is built completely in `.silt/tmp/<random>/` and renamed
@@ -358,8 +360,7 @@ static int publish(silt_workspace *ws, const char *stage, const char *name, cons
     return 0;
 }
 
-/* Fails with SILT_EEXISTS if `name` is taken (early check; publish re-checks). */
-static int check_name_free(silt_workspace *ws, const char *name)
+int silt_ds_check_name_free(silt_workspace *ws, const char *name)
 {
     if (!silt_ds_name_valid(name))
         return silt_err(SILT_EINVAL,
@@ -381,7 +382,7 @@ static int check_name_free(silt_workspace *ws, const char *name)
 int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name, silt_dataset_kind kind)
 {
     *out = NULL;
-    int rc = check_name_free(ws, name);
+    int rc = silt_ds_check_name_free(ws, name);
     if (rc < 0)
         return rc;
     if (kind != SILT_ROOT && kind != SILT_DERIVATIVE)
@@ -404,14 +405,8 @@ int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name
     return rc;
 }
 
-/* One parsed manifest document. */
-typedef struct snapshot_doc {
-    odf_DatasetSnapshot *snap;
-    int line;
-} snapshot_doc;
-
 /* Reads a whole file (text) into `b`, naming the file on error. */
-static int read_text(const char *path, silt_buf *b)
+int silt_ds_read_text(const char *path, silt_buf *b)
 {
     int rc = silt_fs_read(path, b);
     if (rc == SILT_ENOTFOUND)
@@ -419,8 +414,7 @@ static int read_text(const char *path, silt_buf *b)
     return rc;
 }
 
-/* Checks a DatasetSnapshot document before anything is built. */
-static int check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s)
+int silt_ds_check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s)
 {
     if (!silt_ds_name_valid(s->name))
         return silt_err(SILT_EINVAL,
@@ -439,30 +433,28 @@ static int check_snapshot(const char *path, int line, const odf_DatasetSnapshot 
     return 0;
 }
 
-static const char *event_kind_name(uint8_t type)
+const char *silt_ds_event_kind_name(uint8_t type)
 {
     if (type == 0 || type > odf_udesc_MetadataEvent.nvariants)
         return "?";
     return odf_udesc_MetadataEvent.kinds[type - 1];
 }
 
-/* Builds and publishes the dataset of one snapshot (all-or-nothing). */
-static int add_snapshot(silt_workspace *ws, const char *path, const snapshot_doc *d)
+int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s)
 {
-    const odf_DatasetSnapshot *s = d->snap;
-    int rc = check_name_free(ws, s->name);
+    int rc = silt_ds_check_name_free(ws, s->name);
     if (rc < 0)
-        return silt_err_context(rc, "%s:%d", path, d->line);
+        return silt_err_context(rc, "%s:%d", path, line);
     silt_dataset *ds = NULL;
     char *stage = NULL;
     rc = create_staged(ws, s->name, s->kind, &ds, &stage);
     if (rc < 0)
-        return silt_err_context(rc, "%s:%d: dataset '%s'", path, d->line, s->name);
+        return silt_err_context(rc, "%s:%d: dataset '%s'", path, line, s->name);
     for (size_t i = 0; i < s->metadata.n && rc == 0; i++) {
         rc = silt_ds_append_event(ds, &s->metadata.items[i], NULL);
         if (rc < 0)
-            silt_err_context(rc, "%s:%d: dataset '%s': content.metadata[%zu] (%s)", path, d->line,
-                             s->name, i, event_kind_name(s->metadata.items[i].type));
+            silt_err_context(rc, "%s:%d: dataset '%s': content.metadata[%zu] (%s)", path, line,
+                             s->name, i, silt_ds_event_kind_name(s->metadata.items[i].type));
     }
     char id[SILT_DID_TEXT_LEN + 1];
     memcpy(id, ds->id, sizeof id);
@@ -475,99 +467,8 @@ static int add_snapshot(silt_workspace *ws, const char *path, const snapshot_doc
     rc = publish(ws, stage, s->name, id, NULL);
     free(stage);
     if (rc < 0)
-        return silt_err_context(rc, "%s:%d", path, d->line);
+        return silt_err_context(rc, "%s:%d", path, line);
     return 0;
-}
-
-int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path)
-{
-    /* Source/Flow resources (`$schema:` documents) go to src/ingest/resources.c
-     * (declared here: see ingest/resources.h). */
-    struct silt_res_batch;
-    int silt_res_batch_new(struct silt_res_batch **out, const char *path);
-    void silt_res_batch_free(struct silt_res_batch *b);
-    int silt_res_batch_parse(struct silt_res_batch *b, const char *text, size_t len, int line);
-    int silt_res_batch_check(struct silt_res_batch *b, silt_workspace *ws, const char *const *new_datasets,
-                             size_t n_new);
-    int silt_res_batch_commit(struct silt_res_batch *b, silt_workspace *ws);
-    struct silt_res_batch *resources = NULL;
-    const char **snap_names = NULL;
-    size_t n_snaps = 0;
-    if (names_out)
-        *names_out = NULL;
-    silt_buf text = SILT_BUF_INIT;
-    int rc = read_text(path, &text);
-    if (rc < 0) {
-        silt_buf_free(&text);
-        return rc;
-    }
-    silt_arena *a = silt_arena_new();
-    silt_ydoc *docs = NULL;
-    size_t n = 0;
-    snapshot_doc *snaps = NULL;
-    char **names = NULL;
-    size_t created = 0;
-    if (!a)
-        rc = SILT_ENOMEM;
-    if (rc == 0)
-        rc = silt_yaml_split(a, text.data ? text.data : "", text.len, path, &docs, &n);
-    if (rc == 0 && n == 0)
-        rc = silt_err(SILT_EINVAL, "%s: no YAML document found", path);
-    if (rc == 0) {
-        snaps = calloc(n, sizeof *snaps);
-        names = calloc(n + 1, sizeof *names);
-        snap_names = calloc(n + 1, sizeof *snap_names);
-        if (!snaps || !names || !snap_names)
-            rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
-    }
-    if (rc == 0)
-        rc = silt_res_batch_new(&resources, path);
-    /* parse and check every document before building anything */
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        void *obj = NULL;
-        if (!docs[i].kind) {
-            rc = silt_res_batch_parse(resources, docs[i].text, docs[i].len, docs[i].line);
-            if (rc == 0)
-                continue; /* a resource */
-            if (rc < 0)
-                break;
-            rc = 0; /* no `$schema`: report it as a manifest */
-        }
-        rc = odf_yaml_parse_manifest(a, docs[i].text, docs[i].len, path, "DatasetSnapshot", NULL, &obj);
-        if (rc == 0) {
-            snaps[i].snap = obj;
-            snaps[i].line = docs[i].line;
-            rc = check_snapshot(path, docs[i].line, obj);
-        }
-        for (size_t j = 0; rc == 0 && j < i; j++)
-            if (snaps[j].snap && strcmp(snaps[j].snap->name, snaps[i].snap->name) == 0)
-                rc = silt_err(SILT_EINVAL, "%s:%d: content.name: dataset '%s' is defined twice", path,
-                              docs[i].line, snaps[i].snap->name);
-        if (rc == 0)
-            snap_names[n_snaps++] = snaps[i].snap->name;
-    }
-    if (rc == 0)
-        rc = silt_res_batch_check(resources, ws, snap_names, n_snaps);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (!snaps[i].snap)
-            continue; /* a resource */
-        rc = add_snapshot(ws, path, &snaps[i]);
-        if (rc == 0 && !(names[created++] = strdup(snaps[i].snap->name)))
-            rc = silt_err(SILT_ENOMEM, "%s: out of memory", path);
-    }
-    if (rc == 0)
-        rc = silt_res_batch_commit(resources, ws);
-    silt_res_batch_free(resources);
-    free(snap_names);
-    if (rc == 0 && names_out) {
-        *names_out = names;
-        names = NULL;
-    }
-    silt_strv_free(names);
-    free(snaps);
-    silt_arena_free(a);
-    silt_buf_free(&text);
-    return rc;
 }
 
 /* ---- rename / delete / list ---------------------------------------------- */
@@ -726,7 +627,7 @@ int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds)
 int silt_dataset_append_events(silt_dataset *ds, const char *path)
 {
     silt_buf text = SILT_BUF_INIT;
-    int rc = read_text(path, &text);
+    int rc = silt_ds_read_text(path, &text);
     silt_arena *a = rc == 0 ? silt_arena_new() : NULL;
     if (rc == 0 && !a)
         rc = SILT_ENOMEM;
@@ -786,7 +687,7 @@ int silt_dataset_append_events(silt_dataset *ds, const char *path)
     for (size_t i = 0; rc == 0 && i < n; i++) {
         rc = silt_ds_append_event(ds, &events[i], NULL);
         if (rc < 0)
-            silt_err_context(rc, "%s: event %zu (%s)", path, i + 1, event_kind_name(events[i].type));
+            silt_err_context(rc, "%s: event %zu (%s)", path, i + 1, silt_ds_event_kind_name(events[i].type));
         else
             appended++;
     }

@@ -1,5 +1,6 @@
 /* dataset_internal.h — internals shared by the src/dataset/ modules
- * (workspace.c, summary.c, dataset.c, blocks.c, verify.c, yamldocs.c).
+ * (workspace.c, summary.c, dataset.c, blocks.c, branch.c, data_views.c,
+ * info.c, verify.c, yamldocs.c) and used by the layers above them.
  * Not part of the public API: the public handles of silt.h are defined here.
  */
 #ifndef SILT_DATASET_INTERNAL_H
@@ -92,6 +93,48 @@ int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
  * if the clock went backwards. */
 int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n,
                              uint8_t (*hashes_out)[SILT_MH_LEN], const silt_time *system_time);
+
+/* ---- branch.c ---- */
+
+/* Creates branch `branch` of ds pointing at block `head` (compare-and-swap
+ * from absent). SILT_EINVAL for an invalid name, SILT_EEXISTS "branch B of
+ * NAME already exists". */
+int silt_ds_branch_create(silt_dataset *ds, const char *branch, const uint8_t head[SILT_MH_LEN]);
+/* Branch names of ds, "master" first, then sorted; NULL-terminated array
+ * (free with silt_strv_free). Returns the count. */
+int silt_ds_branch_names(char ***out, silt_dataset *ds);
+/* Removes the ref of `branch` (not master) and its summary cache; blocks
+ * stay. SILT_ENOTFOUND "dataset 'x' has no branch 'b'". */
+int silt_ds_branch_delete(silt_dataset *ds, const char *branch);
+
+/* ---- verify.c ---- */
+
+/* Problems found by verification, by class. */
+typedef struct silt_verify_tally {
+    int corrupt; /* hash / decode / missing / damaged objects */
+    int invalid; /* rule violations */
+} silt_verify_tally;
+
+/* Verifies the chain of ds->ref and its data slices (see verify.c); every
+ * problem is reported through `report` (may be NULL) and counted in
+ * *tally. Returns 0 (problems or not) or a negative code on I/O errors of
+ * the workspace itself or out-of-memory. */
+int silt_ds_verify_ref(silt_dataset *ds, silt_report_fn report, void *ctx, silt_verify_tally *tally);
+
+/* ---- dataset.c: creation from manifests (used by src/ops/manifest.c) ---- */
+
+/* Reads a whole text file into `b` ("PATH: no such file" when missing). */
+int silt_ds_read_text(const char *path, silt_buf *b);
+/* SILT_EINVAL unless `name` is valid; SILT_EEXISTS when it is taken. */
+int silt_ds_check_name_free(silt_workspace *ws, const char *name);
+/* Checks a DatasetSnapshot document (name, no Seed, no empty event) before
+ * anything is built; errors are "PATH:LINE: …". */
+int silt_ds_check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s);
+/* Builds the dataset of one snapshot in .silt/tmp/ and publishes it
+ * (all-or-nothing). */
+int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s);
+/* "SetInfo", "AddData", … of a MetadataEvent union tag ("?" if unknown). */
+const char *silt_ds_event_kind_name(uint8_t type);
 
 /* ---- yamldocs.c ---- */
 

@@ -35,7 +35,6 @@
 #include <string.h>
 
 #include "dataset/dataset_internal.h"
-#include "dataset/retention.h"
 #include "engine/digest.h"
 #include "engine/engine.h"
 #include "odf/block.h"
@@ -822,21 +821,17 @@ static void vstate_free(vstate *s)
     memset(s, 0, sizeof *s);
 }
 
-static void link_problem(void *ctx, const char *line)
-{
-    report(ctx, &((vctx *)ctx)->corrupt, "%s", line);
-}
-
 /* ---- entry point -------------------------------------------------------------- */
 
-int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
+static int verify_ref(silt_dataset *ds, vctx *vp)
 {
-    vctx v = {report_fn, rctx, 0, 0};
+    vctx v = *vp;
     uint8_t cur[SILT_MH_LEN];
     int rc = silt_store_ref_read_hash(ds->store, ds->ref, cur);
     if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
         report(&v, &v.corrupt, "ref %s/refs/%s: %s", ds->dir, ds->ref, silt_error_last());
-        return silt_err(SILT_ECORRUPT, "dataset '%s': verification failed (1 problem)", ds->name);
+        *vp = v;
+        return 0;
     }
     if (rc < 0)
         return rc;
@@ -946,21 +941,18 @@ int silt_dataset_verify(silt_dataset *ds, silt_report_fn report_fn, void *rctx)
     /* 3./4. data slices and the changelog */
     if (rc == 0)
         rc = check_data(&s);
-    /* 5. linked file objects of files datasets (gc.c): missing objects
-     * recorded as purged by retention are not problems */
-    if (rc == 0 && complete)
-        rc = silt_gc_verify_links(ds, link_problem, &v);
     vstate_free(&s);
     free(list);
     silt_arena_free(a);
-    if (rc < 0)
-        return rc;
-    int problems = v.corrupt + v.invalid;
-    if (problems == 0) {
-        silt_err_clear();
-        return 0;
-    }
-    return silt_err(v.corrupt ? SILT_ECORRUPT : SILT_EVALIDATION,
-                    "dataset '%s': verification failed (%d problem%s)", ds->name, problems,
-                    problems == 1 ? "" : "s");
+    *vp = v;
+    return rc;
+}
+
+int silt_ds_verify_ref(silt_dataset *ds, silt_report_fn report_fn, void *rctx, silt_verify_tally *tally)
+{
+    vctx v = {report_fn, rctx, 0, 0};
+    int rc = verify_ref(ds, &v);
+    tally->corrupt += v.corrupt;
+    tally->invalid += v.invalid;
+    return rc;
 }

@@ -158,31 +158,12 @@ int silt_ws_lock(silt_workspace *ws)
     char *p = silt_path_join(ws->root, "lock", NULL);
     if (!p)
         return silt_err(SILT_ENOMEM, "workspace: out of memory");
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = silt_err(SILT_EIO, "%s: cannot open lock: %s", p, strerror(errno));
-        free(p);
-        return rc;
-    }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno == EINTR)
-            continue;
-        int rc = silt_err(SILT_EIO, "%s: flock: %s", p, strerror(errno));
-        close(fd);
-        free(p);
-        return rc;
-    }
+    int fd = silt_fs_lock(p, true);
     free(p);
     return fd;
 }
 
-void silt_ws_unlock(int fd)
-{
-    if (fd >= 0) {
-        flock(fd, LOCK_UN);
-        close(fd);
-    }
-}
+void silt_ws_unlock(int fd) { silt_fs_unlock(fd); }
 
 int silt_ws_read_alias(const char *dir, char **out)
 {

@@ -13,7 +13,7 @@
 #include "ingest/ingest.h"
 
 #include "dataset/dataset_internal.h"
-#include "dataset/files.h"
+#include "files/files.h"
 #include "engine/engine.h"
 #include "engine/merge.h"
 #include "engine/read.h"

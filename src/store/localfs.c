@@ -204,30 +204,12 @@ static int ref_lock(localfs *fs)
     char *lp = silt_path_join(fs->dir, "refs", ".lock", NULL);
     if (!lp)
         return silt_err(SILT_ENOMEM, "store: out of memory");
-    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = silt_err(errno == ENOENT ? SILT_ENOTFOUND : SILT_EIO, "%s: cannot open lock: %s", lp,
-                          strerror(errno));
-        free(lp);
-        return rc;
-    }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno == EINTR)
-            continue;
-        int rc = silt_err(SILT_EIO, "%s: flock: %s", lp, strerror(errno));
-        close(fd);
-        free(lp);
-        return rc;
-    }
+    int fd = silt_fs_lock(lp, true);
     free(lp);
     return fd;
 }
 
-static void ref_unlock(int fd)
-{
-    flock(fd, LOCK_UN);
-    close(fd);
-}
+static void ref_unlock(int fd) { silt_fs_unlock(fd); }
 
 /* Under the lock: compares the current value of ref with expected.
  * 0 if equal, SILT_ECONFLICT if not, other negative codes on I/O errors. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -389,6 +390,50 @@ int silt_fs_remove_tree(const char *path)
     if (strcmp(path, "/") == 0)
         return silt_err(SILT_EINVAL, "remove_tree: refusing to remove '/'");
     return remove_at(AT_FDCWD, path, path, 0);
+}
+
+int silt_fs_lock(const char *path, bool exclusive)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return os_err(errno, path, "cannot open lock");
+    while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0) {
+        if (errno == EINTR)
+            continue;
+        int rc = os_err(errno, path, "cannot lock");
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+void silt_fs_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* releases the flock */
+}
+
+int silt_random_hex(char *out, size_t nbytes)
+{
+    static const char HEX[] = "0123456789abcdef";
+    uint8_t buf[64];
+    if (nbytes > sizeof buf)
+        return silt_err(SILT_EINVAL, "random: at most %zu bytes", sizeof buf);
+    size_t got = 0;
+    while (got < nbytes) {
+        ssize_t r = getrandom(buf + got, nbytes - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return silt_err(SILT_EIO, "cannot get random bytes: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    for (size_t i = 0; i < nbytes; i++) {
+        out[2 * i] = HEX[buf[i] >> 4];
+        out[2 * i + 1] = HEX[buf[i] & 15];
+    }
+    out[2 * nbytes] = '\0';
+    return 0;
 }
 
 char *silt_path_join(const char *first, ...)

@@ -35,6 +35,18 @@ bool silt_fs_is_dir(const char *path);
  * is success. Refuses "/". */
 int silt_fs_remove_tree(const char *path);
 
+/* Opens (creating it, mode 0644; its directory must exist) the lock file
+ * `path` and takes a flock on it: exclusive or shared; waits, retrying on
+ * EINTR. Returns the fd (>= 0) to pass to silt_fs_unlock, or a negative code.
+ * The kernel releases the lock when the process dies, even on SIGKILL. */
+int silt_fs_lock(const char *path, bool exclusive);
+/* Releases a lock taken by silt_fs_lock (fd < 0 is a no-op). */
+void silt_fs_unlock(int fd);
+
+/* Fills `out` with 2*nbytes lowercase hex digits of random bytes from the
+ * kernel (getrandom) plus a NUL; `out` must hold 2*nbytes+1 bytes. */
+int silt_random_hex(char *out, size_t nbytes);
+
 /* Joins path components with '/' into a malloc'd string (caller frees);
  * NULL on ENOMEM. Last argument must be NULL. */
 char *silt_path_join(const char *first, ...);

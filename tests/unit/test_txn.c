@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset/files.h"
+#include "files/files.h"
 #include "silt.h"
 #include "testutil.h"
 #include "util/multiformats.h"

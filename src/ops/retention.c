@@ -11,7 +11,8 @@
  *    transaction unmarked by hand is "held" and never marked again;
  *  - a mark whose transaction is already recorded as purged is not listed.
  */
-#include "dataset/retention.h"
+#include "ops/retention.h"
+#include "files/purged.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,71 +36,9 @@ static const char *label(const silt_dataset *ds)
     return buf;
 }
 
-int silt_retention_lock(silt_dataset *ds)
-{
-    char *dir = silt_path_join(ds->dir, "info", NULL);
-    char *p = silt_path_join(ds->dir, "info", "retention.lock", NULL);
-    int rc = dir && p ? silt_fs_mkdirs(dir) : silt_err(SILT_ENOMEM, "out of memory");
-    int fd = -1;
-    if (!rc) {
-        fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0)
-            rc = silt_err(SILT_EIO, "%s: %s", p, strerror(errno));
-    }
-    while (!rc && flock(fd, LOCK_EX) != 0) {
-        if (errno == EINTR)
-            continue;
-        rc = silt_err(SILT_EIO, "%s: cannot lock: %s", p, strerror(errno));
-    }
-    if (rc && fd >= 0)
-        close(fd);
-    free(dir);
-    free(p);
-    return rc ? rc : fd;
-}
+int silt_retention_lock(silt_dataset *ds) { return silt_ds_info_lock(ds, "retention.lock"); }
 
-void silt_retention_unlock(int fd)
-{
-    if (fd >= 0)
-        close(fd); /* releases the flock */
-}
-
-int silt_retention_load(silt_dataset *ds, const char *name, json_t **out)
-{
-    *out = NULL;
-    char *p = silt_path_join(ds->dir, "info", name, NULL);
-    if (!p)
-        return silt_err(SILT_ENOMEM, "out of memory");
-    silt_buf b = SILT_BUF_INIT;
-    int rc = silt_fs_read(p, &b);
-    if (rc == SILT_ENOTFOUND) {
-        silt_err_clear();
-        *out = json_object();
-        rc = *out ? 0 : silt_err(SILT_ENOMEM, "out of memory");
-    } else if (!rc) {
-        json_error_t je;
-        json_t *j = json_loadb(b.data ? b.data : "", b.len, 0, &je);
-        if (!j || !json_is_object(j)) {
-            json_decref(j);
-            rc = silt_err(SILT_ECORRUPT, "%s: not a JSON object (line %d: %s)", p, je.line, j ? "" : je.text);
-        } else {
-            *out = j;
-        }
-    }
-    silt_buf_free(&b);
-    free(p);
-    return rc;
-}
-
-int silt_retention_save(silt_dataset *ds, const char *name, const json_t *j)
-{
-    char *p = silt_path_join(ds->dir, "info", name, NULL);
-    char *t = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-    int rc = p && t ? silt_fs_write_atomic(p, t, strlen(t), false) : silt_err(SILT_ENOMEM, "out of memory");
-    free(t);
-    free(p);
-    return rc;
-}
+void silt_retention_unlock(int fd) { silt_fs_unlock(fd); }
 
 int silt_retention_keep_days(const json_t *policies, const char *branch, int64_t *days)
 {
@@ -135,7 +74,7 @@ int silt_retention_set(silt_dataset *ds, const char *branch, int64_t keep_days)
     if (fd < 0)
         return fd;
     json_t *j = NULL;
-    int rc = silt_retention_load(ds, "retention.json", &j);
+    int rc = silt_ds_info_load(ds, "retention.json", &j);
     json_t *arr = rc ? NULL : json_object_get(j, "policies");
     if (!rc && !json_is_array(arr)) {
         arr = json_array();
@@ -161,7 +100,7 @@ int silt_retention_set(silt_dataset *ds, const char *branch, int64_t keep_days)
             rc = silt_err(SILT_ENOMEM, "out of memory");
     }
     if (!rc)
-        rc = silt_retention_save(ds, "retention.json", j);
+        rc = silt_ds_info_save(ds, "retention.json", j);
     json_decref(j);
     silt_retention_unlock(fd);
     return rc;
@@ -178,7 +117,7 @@ int silt_retention_get(silt_retention_policy **out, size_t *n, silt_dataset *ds)
     *out = NULL;
     *n = 0;
     json_t *j = NULL;
-    int rc = silt_retention_load(ds, "retention.json", &j);
+    int rc = silt_ds_info_load(ds, "retention.json", &j);
     if (rc)
         return rc;
     json_t *arr = json_object_get(j, "policies");
@@ -291,9 +230,9 @@ int silt_retention_marks(silt_retention_mark **out, size_t *n, silt_dataset *ds)
     *out = NULL;
     *n = 0;
     json_t *marks = NULL, *purged = NULL;
-    int rc = silt_retention_load(ds, "marks.json", &marks);
+    int rc = silt_ds_info_load(ds, "marks.json", &marks);
     if (!rc)
-        rc = silt_retention_load(ds, "purged.json", &purged);
+        rc = silt_purge_record_load(ds, &purged);
     if (!rc)
         rc = marks_out(out, n, marks, purged);
     json_decref(marks);
@@ -307,9 +246,9 @@ int silt_retention_unmark(silt_dataset *ds, const char *rid)
     if (fd < 0)
         return fd;
     json_t *marks = NULL, *purged = NULL;
-    int rc = silt_retention_load(ds, "marks.json", &marks);
+    int rc = silt_ds_info_load(ds, "marks.json", &marks);
     if (!rc)
-        rc = silt_retention_load(ds, "purged.json", &purged);
+        rc = silt_purge_record_load(ds, &purged);
     json_t *arr = rc ? NULL : json_object_get(marks, "marks");
     json_t *held = rc ? NULL : json_object_get(marks, "held");
     if (!rc && !json_is_array(held)) {
@@ -340,37 +279,9 @@ int silt_retention_unmark(silt_dataset *ds, const char *rid)
             rc = silt_err(SILT_ENOTFOUND, "transaction %s is not marked in %s", rid, label(ds));
     }
     if (!rc && count)
-        rc = silt_retention_save(ds, "marks.json", marks);
+        rc = silt_ds_info_save(ds, "marks.json", marks);
     json_decref(marks);
     json_decref(purged);
     silt_retention_unlock(fd);
     return rc ? rc : count;
-}
-
-int silt_files_purged(char *rid_out, silt_dataset *ds, const char *content_hash)
-{
-    if (rid_out)
-        rid_out[0] = '\0';
-    json_t *purged = NULL;
-    int rc = silt_retention_load(ds, "purged.json", &purged);
-    if (rc)
-        return rc;
-    const char *rid = json_string_value(json_object_get(json_object_get(purged, "objects"), content_hash));
-    int res = 0;
-    if (rid) {
-        silt_buf mh = SILT_BUF_INIT;
-        if (silt_multihash_from_text(content_hash, &mh) == 0 && mh.len == SILT_MH_LEN) {
-            int st = silt_store_stat(ds->store, "data", (const uint8_t *)mh.data, NULL);
-            if (st < 0)
-                res = st;
-            else
-                res = st == 0; /* recorded and gone (a later re-put brings it back) */
-        }
-        silt_err_clear();
-        silt_buf_free(&mh);
-        if (res == 1 && rid_out)
-            snprintf(rid_out, 64, "%s", rid);
-    }
-    json_decref(purged);
-    return res;
 }

@@ -1,6 +1,7 @@
 /* gc.c — marking and sweeping of a dataset's objects (`silt retention
- * mark`, `silt gc`), the purge record, and the linked-object check of
- * `silt verify` (see retention.h, silt.h, docs/datasets.md).
+ * mark`, `silt gc`) and the writing of the purge record (see retention.h,
+ * silt.h, docs/datasets.md). With retention.c, the only code that deletes
+ * objects of a dataset.
  *
  * Reachability (computed over EVERY branch of the dataset):
  *  - chain objects: every newData slice and newCheckpoint of every block of
@@ -34,9 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dataset/files.h"
-#include "dataset/retention.h"
-#include "dataset/txn.h"
+#include "files/files.h"
+#include "ops/retention.h"
+#include "files/purged.h"
+#include "files/txn.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 #include "util/timeutil.h"
@@ -355,7 +357,7 @@ int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms)
     if (!rc)
         rc = silt_branch_list(&br, &nbr, ds);
     if (!rc)
-        rc = silt_retention_load(ds, "retention.json", &policies);
+        rc = silt_ds_info_load(ds, "retention.json", &policies);
     bscan *bt = rc ? NULL : calloc(nbr ? nbr : 1, sizeof *bt);
     json_t *slices = json_object();
     if (!rc && (!bt || !slices))
@@ -466,9 +468,9 @@ int silt_gc_mark_locked(silt_dataset *ds, bool dry_run, json_t **marks_out, json
         *scan_out = NULL;
     json_t *marks = NULL, *purged = NULL, *cand = NULL;
     silt_gc_scan *s = NULL;
-    int rc = silt_retention_load(ds, "marks.json", &marks);
+    int rc = silt_ds_info_load(ds, "marks.json", &marks);
     if (!rc)
-        rc = silt_retention_load(ds, "purged.json", &purged);
+        rc = silt_purge_record_load(ds, &purged);
     if (!rc)
         rc = silt_gc_scan_new(&s, ds, silt_time_to_ms(silt_time_now()));
     json_t *arr = rc ? NULL : json_object_get(marks, "marks");
@@ -514,7 +516,7 @@ int silt_gc_mark_locked(silt_dataset *ds, bool dry_run, json_t **marks_out, json
             }
         }
     if (!rc && changed && !dry_run)
-        rc = silt_retention_save(ds, "marks.json", marks);
+        rc = silt_ds_info_save(ds, "marks.json", marks);
     json_decref(cand);
     if (rc) {
         json_decref(marks);
@@ -782,7 +784,7 @@ int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts)
             }
         }
         if (!rc && changed)
-            rc = silt_retention_save(ds, "purged.json", purged);
+            rc = silt_purge_record_save(ds, purged);
         json_t *arr = json_object_get(marks, "marks");
         bool mchanged = false;
         for (size_t k = 0; !rc && k < json_array_size(arr);) {
@@ -795,7 +797,7 @@ int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts)
             }
         }
         if (!rc && mchanged)
-            rc = silt_retention_save(ds, "marks.json", marks);
+            rc = silt_ds_info_save(ds, "marks.json", marks);
     } else if (!rc) {
         json_object_foreach(sweep, rid, r)
         {
@@ -930,94 +932,5 @@ int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opt
     if (d)
         closedir(d);
     free(dir);
-    return rc;
-}
-
-/* ---- verify hook -------------------------------------------------------------- */
-
-typedef struct link_ctx {
-    silt_dataset *ds;
-    json_t *pobj;
-    void (*problem)(void *, const char *);
-    void *ctx;
-} link_ctx;
-
-static int on_link(void *ctx, size_t ncols, const char *const *names, const char *const *v)
-{
-    (void)names;
-    link_ctx *l = ctx;
-    if (ncols < 4 || !v[0])
-        return 0;
-    silt_buf b = SILT_BUF_INIT;
-    char line[1024];
-    if (silt_multihash_from_text(v[0], &b) || b.len != SILT_MH_LEN) {
-        silt_err_clear();
-        snprintf(line, sizeof line, "file '%s' (transaction %s): invalid content hash '%s'", v[1] ? v[1] : "",
-                 v[2] ? v[2] : "", v[0]);
-        l->problem(l->ctx, line);
-        silt_buf_free(&b);
-        return 0;
-    }
-    uint64_t size = 0;
-    int st = silt_store_stat(l->ds->store, "data", (const uint8_t *)b.data, &size);
-    silt_buf_free(&b);
-    if (st < 0)
-        return st == SILT_ENOMEM ? st : (silt_err_clear(), 0);
-    if (st == 0) {
-        if (json_object_get(l->pobj, v[0]))
-            return 0; /* purged by retention: recorded, not a problem */
-        snprintf(line, sizeof line, "file object %s ('%s', transaction %s): missing (not purged by retention)", v[0],
-                 v[1] ? v[1] : "", v[2] ? v[2] : "");
-        l->problem(l->ctx, line);
-    } else if (v[3] && size != strtoull(v[3], NULL, 10)) {
-        snprintf(line, sizeof line, "file object %s ('%s', transaction %s): size %llu but the entry says %s", v[0],
-                 v[1] ? v[1] : "", v[2] ? v[2] : "", (unsigned long long)size, v[3]);
-        l->problem(l->ctx, line);
-    }
-    return 0;
-}
-
-int silt_gc_verify_links(silt_dataset *ds, void (*problem)(void *ctx, const char *line), void *ctx)
-{
-    int rc = silt_files_is_files(ds);
-    if (rc <= 0)
-        return rc;
-    silt_gc_scan tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.ds = ds;
-    tmp.chain_data = json_object();
-    tmp.chain_cp = json_object();
-    json_t *slices = json_object(), *purged = NULL;
-    rc = tmp.chain_data && tmp.chain_cp && slices ? 0 : oom();
-    if (!rc)
-        rc = walk_chain(&tmp, ds, NULL, slices);
-    if (!rc)
-        rc = silt_retention_load(ds, "purged.json", &purged);
-    silt_buf sql = SILT_BUF_INIT;
-    silt_engine *e = NULL;
-    if (!rc && json_object_size(slices) > 0) {
-        rc = silt_buf_puts(&sql, "SELECT content_hash, min(path), min(transaction_rid), min(size) FROM read_parquet(");
-        if (!rc)
-            rc = slice_list(ds, slices, &sql);
-        if (rc > 0)
-            rc = silt_buf_puts(&sql, ") WHERE op IN (0, 3) GROUP BY content_hash ORDER BY 2");
-        if (!rc)
-            rc = open_engine(ds, &e);
-        link_ctx l = {ds, json_object_get(purged, "objects"), problem, ctx};
-        if (!rc)
-            rc = silt_engine_query_rows(e, sql.data, on_link, &l);
-        if (rc < 0 && rc != SILT_ENOMEM) {
-            char line[1024];
-            snprintf(line, sizeof line, "cannot check the file objects: %s", silt_error_last());
-            problem(ctx, line);
-            rc = 0;
-        }
-    }
-    silt_engine_free(e);
-    silt_buf_free(&sql);
-    json_decref(slices);
-    json_decref(purged);
-    json_decref(tmp.chain_data);
-    json_decref(tmp.chain_cp);
     return rc;
 }

@@ -24,9 +24,11 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "dataset/files.h"
-#include "dataset/retention.h"
-#include "dataset/txn.h"
+#include "files/files_schema.h"
+
+#include "dataset/dataset_internal.h"
+#include "files/files.h"
+#include "files/txn.h"
 #include "engine/schema.h"
 #include "odf/desc.h"
 #include "odf/json.h"

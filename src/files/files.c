@@ -19,7 +19,7 @@
  *    visible or not at all; the watermark is the commit time, strictly
  *    increasing, so even a transaction without rows is a valid AddData.
  */
-#include "dataset/files.h"
+#include "files/files.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -27,13 +27,14 @@
  * Memory: results are malloc'd and owned by the caller (silt_view_free);
  * strings inside an entry belong to the view.
  */
-#ifndef SILT_DATASET_FILES_H
-#define SILT_DATASET_FILES_H
+#ifndef SILT_FILES_FILES_H
+#define SILT_FILES_FILES_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataset/dataset_internal.h"
 #include "silt.h"
 
 /* Prefix of transaction rids; the rest is a lowercase UUID v4. */
@@ -99,5 +100,13 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
  * further than blocks with a system time before not_before_ms (-1 = the
  * whole chain). 1 found (hash in block_out), 0 not found, < 0 error. */
 int silt_files_find_commit(silt_dataset *ds, const char *rid, int64_t not_before_ms, uint8_t block_out[34]);
+
+/* ---- files_verify.c ---------------------------------------------------- */
+
+/* `silt verify` of a files dataset's branch beyond its chain: every linked
+ * file object (see files_verify.c). Problems are reported and counted in
+ * *tally; returns 0 or a negative code on I/O / memory errors. No-op for
+ * datasets that are not files datasets. */
+int silt_files_verify(silt_dataset *ds, silt_report_fn report, void *ctx, silt_verify_tally *tally);
 
 #endif

@@ -38,8 +38,8 @@
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
-#include "dataset/files.h"
-#include "dataset/txn.h"
+#include "files/files.h"
+#include "files/txn.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -71,9 +71,7 @@ static bool rid_valid(const char *rid)
 static int lock_branch(silt_dataset *ds, const char *branch)
 {
     char *dir = txn_path(ds, "");
-    if (!dir)
-        return SILT_ENOMEM;
-    int rc = silt_fs_mkdirs(dir);
+    int rc = dir ? silt_fs_mkdirs(dir) : SILT_ENOMEM;
     free(dir);
     if (rc)
         return rc;
@@ -82,29 +80,12 @@ static int lock_branch(silt_dataset *ds, const char *branch)
     char *p = txn_path(ds, name);
     if (!p)
         return SILT_ENOMEM;
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = silt_err(SILT_EIO, "%s: %s", p, strerror(errno));
-        free(p);
-        return rc;
-    }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            rc = silt_err(SILT_EIO, "%s: cannot lock: %s", p, strerror(errno));
-            close(fd);
-            free(p);
-            return rc;
-        }
-    }
+    int fd = silt_fs_lock(p, true);
     free(p);
     return fd;
 }
 
-static void unlock_branch(int fd)
-{
-    if (fd >= 0)
-        close(fd);
-}
+static void unlock_branch(int fd) { silt_fs_unlock(fd); }
 
 static int rec_save(silt_dataset *ds, const rec *r)
 {

@@ -1,7 +1,7 @@
 /* txn.h — internals of transactions (txn.c) shared with branch.c. The public
  * transaction API is in silt.h; the on-disk format is described in txn.c. */
-#ifndef SILT_DATASET_TXN_H
-#define SILT_DATASET_TXN_H
+#ifndef SILT_FILES_TXN_H
+#define SILT_FILES_TXN_H
 
 #include "silt.h"
 

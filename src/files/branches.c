@@ -1,0 +1,108 @@
+/* branches.c — the public branch API (silt_branch_create/list/delete) for
+ * every kind of dataset, with what transactions add to the refs of
+ * src/dataset/branch.c: `--at RID` resolves a committed transaction to its
+ * AddData block, a branch shows its OPEN transaction, and a branch with an
+ * OPEN transaction cannot be deleted.
+ * Invariants: deletion happens under the branch's transaction lock after
+ * checking that no transaction is OPEN there, so a transaction never loses
+ * its branch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset/dataset_internal.h"
+#include "files/files.h"
+#include "files/txn.h"
+#include "util/error.h"
+
+int silt_branch_create(silt_dataset *ds, const char *branch, const char *from_branch, const char *at_rid)
+{
+    if (from_branch && at_rid)
+        return silt_err(SILT_EINVAL, "branch create: give either --from or --at, not both");
+    silt_dataset *src = NULL;
+    int rc = silt_ds_open_dir(&src, ds->ws, ds->dir, from_branch ? from_branch : ds->branch);
+    if (rc)
+        return rc;
+    uint8_t head[SILT_MH_LEN];
+    memcpy(head, src->st.head, SILT_MH_LEN);
+    if (at_rid) {
+        int f = silt_files_find_commit(src, at_rid, -1, head);
+        if (f == 0)
+            rc = silt_err(SILT_ENOTFOUND, "transaction %s is not committed on branch %s of %s", at_rid, src->branch,
+                          ds->name);
+        else if (f < 0)
+            rc = f;
+    }
+    if (!rc)
+        rc = silt_ds_branch_create(ds, branch, head);
+    silt_dataset_free(src);
+    return rc;
+}
+
+int silt_branch_list(silt_branch_info **out, size_t *n_out, silt_dataset *ds)
+{
+    *out = NULL;
+    *n_out = 0;
+    char **names = NULL;
+    int rc = silt_ds_branch_names(&names, ds);
+    if (rc < 0)
+        return rc;
+    size_t n = (size_t)rc, k = 0;
+    silt_branch_info *v = calloc(n ? n : 1, sizeof *v);
+    rc = v ? 0 : silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        silt_dataset *b = NULL;
+        rc = silt_ds_open_dir(&b, ds->ws, ds->dir, names[i]);
+        if (rc == SILT_ENOTFOUND) { /* deleted meanwhile */
+            silt_err_clear();
+            rc = 0;
+            continue;
+        }
+        silt_branch_info *bi = &v[k];
+        if (!rc) {
+            snprintf(bi->name, sizeof bi->name, "%s", names[i]);
+            snprintf(bi->head, sizeof bi->head, "%s", b->head);
+            bi->num_blocks = b->st.empty ? 0 : b->st.seq + 1;
+            rc = silt_txn_open_on_branch(ds, names[i], bi->open_txn);
+        }
+        if (!rc)
+            k++;
+        silt_dataset_free(b);
+    }
+    silt_strv_free(names);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n_out = k;
+    return 0;
+}
+
+int silt_branch_delete(silt_dataset *ds, const char *branch)
+{
+    if (!branch || strcmp(branch, "master") == 0 || !silt_store_valid_branch_name(branch))
+        return silt_ds_branch_delete(ds, branch); /* the refs layer words the error */
+    char ref[128];
+    snprintf(ref, sizeof ref, "branches/%s", branch);
+    silt_buf cur = SILT_BUF_INIT;
+    int rc = silt_store_ref_read(ds->store, ref, &cur);
+    silt_buf_free(&cur);
+    if (rc == SILT_ENOTFOUND)
+        return silt_err(SILT_ENOTFOUND, "dataset '%s' has no branch '%s'", ds->name, branch);
+    if (rc)
+        return rc;
+    int fd = silt_txn_lock_branch(ds, branch);
+    if (fd < 0)
+        return fd;
+    char open_rid[64];
+    rc = silt_txn_open_on_branch(ds, branch, open_rid);
+    if (!rc && open_rid[0])
+        rc = silt_err(SILT_ECONFLICT, "branch %s of %s has an open transaction %s; commit or abort it first",
+                      branch, ds->name, open_rid);
+    if (!rc)
+        rc = silt_ds_branch_delete(ds, branch);
+    silt_txn_unlock_branch(fd);
+    return rc;
+}

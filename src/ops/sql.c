@@ -1,0 +1,294 @@
+/* sql.c — `silt sql`: one SQL statement over the datasets of a workspace.
+ *
+ * Invariants:
+ *  - only datasets whose names occur in the query (as a bare identifier, a
+ *    "quoted identifier" or a 'string literal', optionally with @branch and
+ *    :current) get a view; the dataset list is read once per call;
+ *  - ledger datasets are views over their slices (src/dataset/data_views.c),
+ *    files datasets over the files of their view read with their tabular
+ *    schema (src/files/files_schema.c);
+ *  - one engine per call (silt_ws_engine_open), freed before returning;
+ *    nothing is ever written to a dataset.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset/data_views.h"
+#include "dataset/dataset_internal.h"
+#include "engine/query.h"
+#include "files/files.h"
+#include "files/files_schema.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+/* ---- references in a query ---------------------------------------------------- */
+
+typedef struct qref {
+    char *ref;     /* "name" or "name@branch" (owned) */
+    bool current;  /* "<ref>:current" or current_state('<ref>') is used */
+    bool has_as_of;
+    uint8_t as_of[SILT_MH_LEN];
+} qref;
+
+typedef struct qrefs {
+    qref *v;
+    size_t n, cap;
+} qrefs;
+
+static void qrefs_free(qrefs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->v[i].ref);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+static int cmp_name(const void *k, const void *e)
+{
+    return strcmp((const char *)k, *(char *const *)e);
+}
+
+/* Adds candidate `text` (len bytes) if it names a dataset of `names`
+ * (sorted, n entries). */
+static int consider(qrefs *r, char **names, size_t n, const char *text, size_t len, bool literal)
+{
+    if (len == 0 || len > 400)
+        return 0;
+    char buf[401];
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    bool current = literal; /* a string literal can only be current_state('x') */
+    size_t bl = len;
+    if (bl > 8 && strcmp(buf + bl - 8, ":current") == 0) {
+        bl -= 8;
+        buf[bl] = '\0';
+        current = true;
+    }
+    char name[401];
+    memcpy(name, buf, bl + 1);
+    char *at = strchr(name, '@');
+    if (at)
+        *at = '\0';
+    if (!bsearch(name, names, n, sizeof *names, cmp_name))
+        return 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (strcmp(r->v[i].ref, buf) == 0) {
+            r->v[i].current |= current;
+            return 0;
+        }
+    }
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? 2 * r->cap : 8;
+        qref *nv = realloc(r->v, nc * sizeof *nv);
+        if (!nv)
+            return silt_err(SILT_ENOMEM, "sql: out of memory");
+        r->v = nv;
+        r->cap = nc;
+    }
+    qref *q = &r->v[r->n];
+    memset(q, 0, sizeof *q);
+    q->ref = strdup(buf);
+    if (!q->ref)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    q->current = current;
+    r->n++;
+    return 0;
+}
+
+static bool is_word_start(unsigned char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+static bool is_word_char(unsigned char c)
+{
+    return is_word_start(c) || c == '$' || (c >= '0' && c <= '9');
+}
+
+/* Tokenizes `sql` (comments, 'strings', "identifiers", bare words) and
+ * collects the references to datasets of `names`. */
+static int find_refs(const char *sql, char **names, size_t n, qrefs *out)
+{
+    const char *p = sql;
+    silt_buf tok = SILT_BUF_INIT;
+    int rc = 0;
+    while (*p && rc == 0) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '-' && p[1] == '-') {
+            p += strcspn(p, "\n");
+        } else if (c == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            p = end ? end + 2 : p + strlen(p);
+        } else if (c == '"' || c == '\'') {
+            silt_buf_clear(&tok);
+            p++;
+            while (*p && rc == 0) {
+                if (*p == (char)c) {
+                    if (p[1] == (char)c) {
+                        rc = silt_buf_putc(&tok, (char)c);
+                        p += 2;
+                        continue;
+                    }
+                    p++;
+                    break;
+                }
+                rc = silt_buf_putc(&tok, *p++);
+            }
+            if (rc == 0 && tok.len)
+                rc = consider(out, names, n, tok.data, tok.len, c == '\'');
+        } else if (is_word_start(c)) {
+            const char *s = p;
+            while (*p && is_word_char((unsigned char)*p))
+                p++;
+            rc = consider(out, names, n, s, (size_t)(p - s), false);
+        } else if (c >= '0' && c <= '9') {
+            while (*p && (is_word_char((unsigned char)*p) || *p == '.'))
+                p++;
+        } else {
+            p++;
+        }
+    }
+    silt_buf_free(&tok);
+    if (rc == SILT_ENOMEM)
+        rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+    return rc;
+}
+
+/* View of any kind of dataset: files datasets through their tabular schema
+ * ("name:current" does not apply to them), ledgers over their slices. */
+static int create_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto, bool current)
+{
+    int isf = silt_files_is_files(ds);
+    if (isf < 0)
+        return isf;
+    if (isf == 1)
+        return silt_files_create_sql_view(e, ds, view, upto);
+    return silt_ds_create_view(e, ds, view, upto, current);
+}
+
+static int parse_block(const char *text, uint8_t out[SILT_MH_LEN])
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_multihash_from_text(text, &b);
+    if (rc == 0 && b.len != SILT_MH_LEN)
+        rc = SILT_EINVAL;
+    if (rc == 0)
+        memcpy(out, b.data, SILT_MH_LEN);
+    silt_buf_free(&b);
+    if (rc == SILT_ENOMEM)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    if (rc < 0)
+        return silt_err(SILT_EINVAL, "as-of: '%s' is not a block hash (multihash f1620…)", text);
+    return 0;
+}
+
+/* Applies the as-of items to the references (opening datasets for bare
+ * block lookups). */
+static int apply_as_of(silt_workspace *ws, qrefs *refs, const silt_sql_opts *o)
+{
+    for (size_t i = 0; o && i < o->n_as_of; i++) {
+        const char *item = o->as_of[i];
+        const char *eq = strchr(item, '=');
+        uint8_t h[SILT_MH_LEN];
+        int rc = parse_block(eq ? eq + 1 : item, h);
+        if (rc < 0)
+            return rc;
+        bool applied = false;
+        for (size_t k = 0; k < refs->n; k++) {
+            qref *q = &refs->v[k];
+            if (eq) {
+                if (strlen(q->ref) != (size_t)(eq - item) || strncmp(q->ref, item, (size_t)(eq - item)) != 0)
+                    continue;
+            } else {
+                silt_dataset *ds = NULL;
+                rc = silt_dataset_open(&ds, ws, q->ref);
+                int st = rc == 0 ? silt_store_stat(ds->store, "blocks", h, NULL) : rc;
+                silt_dataset_free(ds);
+                if (st < 0)
+                    return st;
+                if (st == 0)
+                    continue;
+            }
+            if (q->has_as_of && memcmp(q->as_of, h, SILT_MH_LEN) != 0)
+                return silt_err(SILT_EINVAL, "as-of: two different blocks given for '%s'", q->ref);
+            q->has_as_of = true;
+            memcpy(q->as_of, h, SILT_MH_LEN);
+            applied = true;
+        }
+        if (!applied && eq)
+            return silt_err(SILT_EINVAL, "as-of '%s': the query does not use dataset '%.*s'", item,
+                            (int)(eq - item), item);
+        if (!applied)
+            return silt_err(SILT_ENOTFOUND, "as-of: block %s is not in any dataset of the query", item);
+    }
+    return 0;
+}
+
+int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
+{
+    if (opts && opts->rows_out)
+        *opts->rows_out = 0;
+    if (!query)
+        return silt_err(SILT_EINVAL, "sql: no query");
+    silt_qfmt fmt;
+    int rc = silt_qfmt_parse(opts ? opts->format : NULL, &fmt);
+    if (rc < 0)
+        return rc;
+    if (fmt == SILT_QFMT_PARQUET && !(opts && opts->output))
+        return silt_err(SILT_EINVAL, "sql: format parquet needs an output file");
+    char **names = NULL;
+    rc = silt_dataset_list(&names, ws);
+    if (rc < 0)
+        return rc;
+    size_t nnames = (size_t)rc;
+    qrefs refs = {0};
+    rc = find_refs(query, names, nnames, &refs);
+    silt_strv_free(names);
+    if (rc == 0)
+        rc = apply_as_of(ws, &refs, opts);
+    silt_engine *e = NULL;
+    char *tmpdir = NULL;
+    if (rc == 0)
+        rc = silt_ws_engine_open(ws, &e, &tmpdir);
+    /* A name in the query may not be meant as a dataset (a column or a
+     * string that happens to equal a dataset name): a view that cannot be
+     * made is skipped, and its error is reported only if the query fails. */
+    bool macro = false;
+    int deferred = 0;
+    char deferred_msg[512] = "";
+    for (size_t i = 0; rc == 0 && i < refs.n; i++) {
+        silt_dataset *ds = NULL;
+        int vr = silt_dataset_open(&ds, ws, refs.v[i].ref);
+        if (vr == 0)
+            vr = create_view(e, ds, refs.v[i].ref, refs.v[i].has_as_of ? refs.v[i].as_of : NULL,
+                                     refs.v[i].current);
+        silt_dataset_free(ds);
+        if (vr == SILT_ENOMEM) {
+            rc = vr;
+        } else if (vr < 0 && refs.v[i].has_as_of) {
+            rc = vr; /* explicitly asked for: always an error */
+        } else if (vr < 0) {
+            if (!deferred) {
+                deferred = vr;
+                snprintf(deferred_msg, sizeof deferred_msg, "%s", silt_error_last());
+            }
+            silt_err_clear();
+        }
+        if (rc == 0 && vr == 0 && refs.v[i].current && !macro) {
+            rc = silt_query_create_current_macro(e);
+            macro = true;
+        }
+    }
+    if (rc == 0) {
+        rc = silt_query_run(e, query, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
+                            opts ? opts->rows_out : NULL);
+        if (rc < 0 && rc != SILT_ENOMEM && deferred)
+            rc = silt_err(deferred, "%s", deferred_msg);
+    }
+    if (e)
+        rc = silt_ws_engine_close(e, tmpdir, rc);
+    qrefs_free(&refs);
+    return rc;
+}
+
