@@ -153,19 +153,82 @@ out:
 }
 
 typedef struct verify_ctx {
-    const char *name;
-    json_t *problems; /* when --json */
-    size_t count;
+    const char *name;  /* dataset name as given (without @branch) */
+    json_t *problems;  /* when --json: branch name -> array of lines */
 } verify_ctx;
 
-static void verify_report(void *ctx, const char *line)
+/* "name" for master, "name@branch" otherwise (static buffer). */
+static const char *branch_label(const char *name, const char *branch)
+{
+    static char buf[256];
+    if (!branch || strcmp(branch, "master") == 0)
+        snprintf(buf, sizeof buf, "%s", name);
+    else
+        snprintf(buf, sizeof buf, "%s@%s", name, branch);
+    return buf;
+}
+
+static void verify_report(void *ctx, const char *branch, const char *line)
 {
     verify_ctx *v = ctx;
-    v->count++;
-    if (v->problems)
-        json_array_append_new(v->problems, json_string(line));
-    else
-        fprintf(stderr, "silt: %s: %s\n", v->name, line);
+    if (v->problems) {
+        const char *key = branch ? branch : "master";
+        json_t *arr = json_object_get(v->problems, key);
+        if (!arr) {
+            arr = json_array();
+            json_object_set_new(v->problems, key, arr);
+        }
+        json_array_append_new(arr, json_string(line));
+    } else {
+        fprintf(stderr, "silt: %s: %s\n", branch_label(v->name, branch), line);
+    }
+}
+
+/* Verifies one reference (every branch unless it names one) and prints one
+ * line per branch (or appends to `out`). Returns true when all are valid. */
+static bool verify_one(silt_workspace *ws, const char *ref, json_t *out)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s", ref);
+    char *at = strchr(name, '@');
+    if (at)
+        *at = '\0';
+    verify_ctx v = {name, out ? json_object() : NULL};
+    silt_dataset *ds = NULL;
+    silt_verify_branch *br = NULL;
+    size_t n = 0;
+    int rc = silt_dataset_open(&ds, ws, ref);
+    if (rc == 0)
+        rc = silt_dataset_verify_branches(&br, &n, ds, at == NULL, verify_report, &v);
+    bool ok = rc == 0;
+    if (rc < 0 && n == 0) { /* the dataset could not be opened or verified at all */
+        verify_report(&v, at ? at + 1 : NULL, silt_error_last());
+        if (out)
+            json_array_append_new(out, json_pack("{s:s,s:s,s:b,s:I,s:O}", "name", name, "branch", at ? at + 1 : "master",
+                                                 "valid", 0, "blocks", (json_int_t)0, "problems",
+                                                 json_object_get(v.problems, at ? at + 1 : "master")));
+        else
+            printf("%s: INVALID (%s)\n", ref, "cannot be verified");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const silt_verify_branch *b = &br[i];
+        bool bok = b->problems == 0;
+        if (out) {
+            json_t *pr = json_object_get(v.problems, b->branch);
+            json_array_append_new(out, json_pack("{s:s,s:s,s:b,s:I,s:o}", "name", name, "branch", b->branch, "valid",
+                                                 bok, "blocks", (json_int_t)b->num_blocks, "problems",
+                                                 pr ? json_incref(pr) : json_array()));
+        } else if (bok) {
+            printf("%s: ok (%llu blocks)\n", branch_label(name, b->branch), (unsigned long long)b->num_blocks);
+        } else {
+            printf("%s: INVALID (%zu problem%s)\n", branch_label(name, b->branch), b->problems,
+                   b->problems == 1 ? "" : "s");
+        }
+    }
+    free(br);
+    json_decref(v.problems);
+    silt_dataset_free(ds);
+    return ok;
 }
 
 int cmd_verify(cli_ctx *c, int argc, char **argv)
@@ -188,54 +251,20 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
     char **names = NULL;
-    if (all) {
-        if (silt_dataset_list(&names, ws) < 0) {
-            silt_workspace_free(ws);
-            return cli_fail(NULL);
-        }
-    } else {
-        names = calloc((size_t)nrefs + 1, sizeof *names);
-        if (!names) {
-            silt_workspace_free(ws);
-            return cli_fail("out of memory");
-        }
-        int k = 0;
-        for (int i = 0; i < argc; i++)
-            if (argv[i][0] != '-' && !(names[k++] = strdup(argv[i]))) {
-                silt_strv_free(names);
-                silt_workspace_free(ws);
-                return cli_fail("out of memory");
-            }
+    if (all && silt_dataset_list(&names, ws) < 0) {
+        silt_workspace_free(ws);
+        return cli_fail(NULL);
     }
     int status = EXIT_OK;
     json_t *out = c->json ? json_array() : NULL;
-    for (size_t i = 0; names[i]; i++) {
-        verify_ctx v = {names[i], out ? json_array() : NULL, 0};
-        silt_dataset *ds = NULL;
-        silt_dataset_info info = {0};
-        int rc = silt_dataset_open(&ds, ws, names[i]);
-        if (rc < 0) {
-            verify_report(&v, silt_error_last());
-        } else {
-            rc = silt_dataset_verify(ds, verify_report, &v);
-            if (rc < 0 && v.count == 0)
-                verify_report(&v, silt_error_last());
-            if (silt_dataset_info_get(&info, ds) < 0)
-                info.num_blocks = 0;
-        }
-        bool ok = rc >= 0 && v.count == 0;
-        if (!ok)
-            status = EXIT_FAIL;
-        if (out) {
-            json_array_append_new(out, json_pack("{s:s,s:b,s:I,s:o}", "name", names[i], "valid", ok,
-                                                 "blocks", (json_int_t)info.num_blocks, "problems",
-                                                 v.problems));
-        } else if (ok) {
-            printf("%s: ok (%llu blocks)\n", names[i], (unsigned long long)info.num_blocks);
-        } else {
-            printf("%s: INVALID (%zu problem%s)\n", names[i], v.count, v.count == 1 ? "" : "s");
-        }
-        silt_dataset_free(ds);
+    if (all) {
+        for (size_t i = 0; names[i]; i++)
+            if (!verify_one(ws, names[i], out))
+                status = EXIT_FAIL;
+    } else {
+        for (int i = 0; i < argc; i++)
+            if (argv[i][0] != '-' && !verify_one(ws, argv[i], out))
+                status = EXIT_FAIL;
     }
     if (out) {
         json_dumpf(out, stdout, JSON_INDENT(2));

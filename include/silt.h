@@ -140,12 +140,40 @@ int silt_block_decode_file(char **out, const char *path);
 
 /* ---- verification ------------------------------------------------------- */
 
-/* Verifies every block (hash = file name, decodes, chain rules, referenced
- * objects, data hashes where present). Every problem is reported through
- * `report` (one line each; may be NULL). Returns 0 when valid, SILT_ECORRUPT
- * or SILT_EVALIDATION when problems were found, another code on I/O errors. */
+/* Verifies the branch ds was opened on: every block (hash = file name,
+ * decodes, chain rules, referenced objects, data hashes where present) and,
+ * for files datasets, the checks of silt_dataset_verify_branches below.
+ * Every problem is reported through `report` (one line each; may be NULL).
+ * Returns 0 when valid, SILT_ECORRUPT or SILT_EVALIDATION when problems
+ * were found, another code on I/O errors. */
 typedef void (*silt_report_fn)(void *ctx, const char *line);
 int silt_dataset_verify(silt_dataset *ds, silt_report_fn report, void *ctx);
+
+/* A problem found by verification, with the branch it concerns (NULL: the
+ * dataset as a whole, e.g. an unreadable transaction record). */
+typedef void (*silt_verify_report_fn)(void *ctx, const char *branch, const char *line);
+
+typedef struct silt_verify_branch {
+    char branch[104];
+    uint64_t num_blocks;
+    size_t problems;   /* problems of this branch (its chain, slices, file objects, records) */
+} silt_verify_branch;
+
+/* `silt verify NAME`: every branch of the dataset ("master" first, then by
+ * name) when all_branches, else only the branch ds was opened on. Blocks
+ * and objects shared by branches are checked once (a problem in a shared
+ * object counts for every branch holding it, with one line pointing to
+ * where it was reported). Beyond the chain rules and slices of each branch
+ * (silt_dataset_verify), files datasets get every linked file object hashed,
+ * the latest view of each branch checked complete, the purge record of
+ * retention cross-checked against the chains and the policies (a file
+ * recorded as purged must belong to a transaction that retention could have
+ * purged), and the transaction records of txn/ checked against the chains.
+ * *out: one entry per verified branch (malloc'd, free()). Returns 0 when
+ * everything is valid, SILT_ECORRUPT / SILT_EVALIDATION when problems were
+ * found, another code on I/O errors. */
+int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_dataset *ds, bool all_branches,
+                                 silt_verify_report_fn report, void *ctx);
 
 
 /* ---- data ---------------------------------------------------------------- */

@@ -80,7 +80,7 @@ static const char *ds_label(const silt_dataset *ds)
     return buf;
 }
 
-int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
+static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch, bool sync)
 {
     *out = NULL;
     silt_dataset *ds = ds_new(ws, dir, branch);
@@ -101,7 +101,7 @@ int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, co
         if (rc == SILT_ENOTFOUND)
             rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no branch '%s'", ds->name, ds->branch);
     }
-    if (rc == 0)
+    if (rc == 0 && sync)
         rc = silt_ds_sync(ds);
     if (rc == 0)
         silt_did_to_text(ds->st.dataset_id, ds->id);
@@ -111,6 +111,16 @@ int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, co
     }
     *out = ds;
     return 0;
+}
+
+int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
+{
+    return open_dir(out, ws, dir, branch, true);
+}
+
+int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
+{
+    return open_dir(out, ws, dir, branch, false);
 }
 
 /* Resolves a reference to the dataset directory (malloc'd) and the branch

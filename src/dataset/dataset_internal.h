@@ -78,6 +78,9 @@ void silt_ds_refresh_info(silt_dataset *ds);
 /* Opens the dataset in directory `dir` (absolute) on `branch` (NULL =
  * master). Caller owns *out. */
 int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch);
+/* Same, without bringing the state up to the ref (for verification of a
+ * chain that may not be readable): ds->st is empty. */
+int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch);
 /* Appends one event as a new block on ds->ref (validates, writes the block,
  * CAS the ref, updates the summary). `hash_out` (may be NULL) receives the
  * new block hash. */
@@ -115,11 +118,20 @@ typedef struct silt_verify_tally {
     int invalid; /* rule violations */
 } silt_verify_tally;
 
+/* What verification of one branch leaves for the next branch of the same
+ * dataset, so that the objects of shared blocks are checked once. */
+typedef struct silt_verify_shared silt_verify_shared;
+int silt_verify_shared_new(silt_verify_shared **out);
+void silt_verify_shared_free(silt_verify_shared *sh);
+
 /* Verifies the chain of ds->ref and its data slices (see verify.c); every
  * problem is reported through `report` (may be NULL) and counted in
- * *tally. Returns 0 (problems or not) or a negative code on I/O errors of
- * the workspace itself or out-of-memory. */
-int silt_ds_verify_ref(silt_dataset *ds, silt_report_fn report, void *ctx, silt_verify_tally *tally);
+ * *tally. With `sh` (may be NULL), objects of blocks checked for another
+ * branch are not checked again (their problems count, with one line).
+ * Returns 0 (problems or not) or a negative code on I/O errors of the
+ * workspace itself or out-of-memory. */
+int silt_ds_verify_ref(silt_dataset *ds, silt_verify_shared *sh, silt_report_fn report, void *ctx,
+                       silt_verify_tally *tally);
 
 /* ---- dataset.c: creation from manifests (used by src/ops/manifest.c) ---- */
 

@@ -9,6 +9,8 @@
 #include "util/error.h"
 #include "util/fsutil.h"
 
+static int info_lock(silt_dataset *ds, const char *name, bool exclusive);
+
 int silt_ds_info_load(silt_dataset *ds, const char *name, json_t **out)
 {
     *out = NULL;
@@ -50,13 +52,17 @@ int silt_ds_info_save(silt_dataset *ds, const char *name, const json_t *j)
     return rc;
 }
 
-int silt_ds_info_lock(silt_dataset *ds, const char *name)
+int silt_ds_roots_lock(silt_dataset *ds, bool exclusive) { return info_lock(ds, "roots.lock", exclusive); }
+
+int silt_ds_info_lock(silt_dataset *ds, const char *name) { return info_lock(ds, name, true); }
+
+static int info_lock(silt_dataset *ds, const char *name, bool exclusive)
 {
     char *dir = silt_path_join(ds->dir, "info", NULL);
     char *p = silt_path_join(ds->dir, "info", name, NULL);
     int fd = dir && p ? silt_fs_mkdirs(dir) : silt_err(SILT_ENOMEM, "out of memory");
     if (fd == 0)
-        fd = silt_fs_lock(p, true);
+        fd = silt_fs_lock(p, exclusive);
     free(dir);
     free(p);
     return fd;

@@ -8,6 +8,7 @@
 #define SILT_DATASET_INFO_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "dataset/dataset_internal.h"
 
@@ -20,5 +21,13 @@ int silt_ds_info_save(silt_dataset *ds, const char *name, const json_t *j);
 /* Takes the flock of info/<name> (created; exclusive). Returns the fd for
  * silt_fs_unlock or a negative code. */
 int silt_ds_info_lock(silt_dataset *ds, const char *name);
+
+/* The roots lock of a dataset (info/roots.lock). An operation that adds a
+ * root of reachability — a new branch ref pointing at an old block, an
+ * object staged for a transaction — holds it shared while it does so; gc
+ * holds it exclusive from the moment it computes what is reachable until
+ * its sweep ends, so nothing it is about to delete can become reachable in
+ * between. Returns the fd for silt_fs_unlock or a negative code. */
+int silt_ds_roots_lock(silt_dataset *ds, bool exclusive);
 
 #endif

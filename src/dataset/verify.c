@@ -29,6 +29,7 @@
  * aggregates and anti-joins, the changelog check is a window over only the
  * rows whose tuple is ever retracted.
  */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,9 @@ static bool vnames_equal(const vnames *a, const vnames *b)
 /* One data slice referenced by the chain. */
 typedef struct vslice {
     uint64_t seq;              /* block sequence number */
+    uint8_t block[SILT_MH_LEN]; /* the block holding it */
+    bool cached;               /* checked already for another branch (shared) */
+    int problems;              /* problems found in this slice and its block's checkpoint */
     const odf_DataSlice *sl;   /* borrowed from the block arena */
     vnames names;              /* vocabulary in effect at the block */
     char hash[SILT_MH_TEXT_LEN + 1];
@@ -110,11 +114,106 @@ typedef struct vslice {
 typedef struct vstate {
     silt_dataset *ds;
     vctx *v;
+    silt_verify_shared *sh;    /* results shared between branches (may be NULL) */
     silt_engine *e;            /* opened lazily (owned) */
     char *tmpdir;              /* spill directory of e (owned) */
     vslice *slices;
     size_t nslices, cap;
 } vstate;
+
+/* ---- results shared between the branches of one dataset ------------------ */
+
+/* Blocks are shared by branches, and a block hash fixes the whole chain
+ * before it (vocabulary included), so the objects of a block need checking
+ * once per dataset: `blocks` maps a block hash to what its objects gave
+ * ({usable, remote, retractions, fallback, problems, branch}); `histories`
+ * holds the data-block sequences whose retractions were checked (a branch
+ * whose sequence is a prefix of one of them needs no check of its own). */
+struct silt_verify_shared {
+    json_t *blocks;
+    json_t *histories;
+};
+
+int silt_verify_shared_new(silt_verify_shared **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (*out) {
+        (*out)->blocks = json_object();
+        (*out)->histories = json_array();
+    }
+    if (!*out || !(*out)->blocks || !(*out)->histories) {
+        silt_verify_shared_free(*out);
+        *out = NULL;
+        return silt_err(SILT_ENOMEM, "verify: out of memory");
+    }
+    return 0;
+}
+
+void silt_verify_shared_free(silt_verify_shared *sh)
+{
+    if (!sh)
+        return;
+    json_decref(sh->blocks);
+    json_decref(sh->histories);
+    free(sh);
+}
+
+static json_t *shared_block(const vstate *s, const uint8_t block[SILT_MH_LEN])
+{
+    if (!s->sh)
+        return NULL;
+    char t[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(block, SILT_MH_LEN, t);
+    return json_object_get(s->sh->blocks, t);
+}
+
+/* Records what the objects of slice `sl`'s block gave, for other branches. */
+static int shared_put(vstate *s, const vslice *sl)
+{
+    if (!s->sh || sl->cached)
+        return 0;
+    char t[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(sl->block, SILT_MH_LEN, t);
+    json_t *o = json_pack("{s:b,s:b,s:I,s:b,s:i,s:s}", "usable", sl->usable, "remote", sl->remote, "retractions",
+                          (json_int_t)sl->retractions, "fallback", sl->position_fallback, "problems", sl->problems,
+                          "branch", s->ds->branch);
+    if (!o || json_object_set_new(s->sh->blocks, t, o))
+        return silt_err(SILT_ENOMEM, "verify: out of memory");
+    return 0;
+}
+
+/* The data-block sequence of this branch as a JSON array (new reference). */
+static json_t *history_of(const vstate *s)
+{
+    json_t *h = json_array();
+    for (size_t i = 0; h && i < s->nslices; i++) {
+        char t[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_to_text(s->slices[i].block, SILT_MH_LEN, t);
+        if (json_array_append_new(h, json_string(t))) {
+            json_decref(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
+/* Were the retractions of this exact history (or a longer one) checked? */
+static bool history_checked(const vstate *s, const json_t *h)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(s->sh ? s->sh->histories : NULL, i, o)
+    {
+        if (json_array_size(o) < json_array_size(h))
+            continue;
+        bool prefix = true;
+        for (size_t k = 0; prefix && k < json_array_size(h); k++)
+            prefix = json_equal(json_array_get(o, k), json_array_get(h, k));
+        if (prefix)
+            return true;
+    }
+    return false;
+}
 
 /* ---- chain env: objects are checked by this module, not by the rules ---- */
 
@@ -219,11 +318,69 @@ static const odf_DataSlice *block_data(const odf_MetadataBlock *blk, const odf_C
     return NULL;
 }
 
-/* Checks the checkpoint of a block at once and queues its data slice. */
-static int check_block_objects(vstate *s, const odf_MetadataBlock *blk, const vnames *names)
+static int problems_of(const vctx *v) { return v->corrupt + v->invalid; }
+
+/* A block checked for another branch: its problems count here too, with
+ * one line pointing to where they were reported. */
+static void report_cached(vstate *s, const odf_MetadataBlock *blk, const json_t *c)
+{
+    int n = (int)json_integer_value(json_object_get(c, "problems"));
+    if (n > 0)
+        report(s->v, &s->v->corrupt, "block %llu: %d problem%s with its objects (reported for branch %s)",
+               (unsigned long long)blk->sequence_number, n, n == 1 ? "" : "s",
+               json_string_value(json_object_get(c, "branch")));
+}
+
+/* Queues the data slice of a block (for step 3, or from the shared
+ * results); returns the new entry or NULL on ENOMEM. */
+static vslice *queue_slice(vstate *s, const odf_MetadataBlock *blk, const uint8_t hash[SILT_MH_LEN],
+                           const odf_DataSlice *data, const vnames *names)
+{
+    if (s->nslices == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        vslice *ns = realloc(s->slices, cap * sizeof *ns);
+        if (!ns) {
+            silt_err(SILT_ENOMEM, "verify: out of memory");
+            return NULL;
+        }
+        s->slices = ns;
+        s->cap = cap;
+    }
+    vslice *sl = &s->slices[s->nslices++];
+    memset(sl, 0, sizeof *sl);
+    sl->seq = blk->sequence_number;
+    memcpy(sl->block, hash, SILT_MH_LEN);
+    sl->sl = data;
+    sl->names = *names;
+    silt_multihash_to_text(data->physical_hash.data, SILT_MH_LEN, sl->hash);
+    return sl;
+}
+
+/* Checks the checkpoint of a block at once and queues its data slice;
+ * a block checked for another branch is not checked again. */
+static int check_block_objects(vstate *s, const odf_MetadataBlock *blk, const uint8_t hash[SILT_MH_LEN],
+                               const vnames *names)
 {
     const odf_Checkpoint *cp = NULL;
     const odf_DataSlice *data = block_data(blk, &cp);
+    bool has_data = data && valid_mh(&data->physical_hash); /* malformed hashes: the rules' business */
+    const json_t *c = shared_block(s, hash);
+    if (c) {
+        report_cached(s, blk, c);
+        vslice *sl = has_data ? queue_slice(s, blk, hash, data, names) : NULL;
+        if (has_data && !sl)
+            return SILT_ENOMEM;
+        if (sl) {
+            sl->cached = true;
+            sl->usable = json_is_true(json_object_get(c, "usable"));
+            sl->remote = json_is_true(json_object_get(c, "remote"));
+            sl->retractions = (uint64_t)json_integer_value(json_object_get(c, "retractions"));
+            sl->position_fallback = json_is_true(json_object_get(c, "fallback"));
+            sl->path = s->ds->store->ops->object_path(s->ds->store, "data", data->physical_hash.data);
+        }
+        return 0;
+    }
+    int before = problems_of(s->v);
     if (cp && valid_mh(&cp->physical_hash)) {
         bool readable;
         int rc = check_file(s->ds, s->v, "checkpoint file", "checkpoints", &cp->physical_hash, cp->size,
@@ -231,22 +388,18 @@ static int check_block_objects(vstate *s, const odf_MetadataBlock *blk, const vn
         if (rc < 0)
             return rc;
     }
-    if (!data || !valid_mh(&data->physical_hash))
-        return 0; /* malformed hashes are the chain rules' business */
-    if (s->nslices == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        vslice *ns = realloc(s->slices, cap * sizeof *ns);
-        if (!ns)
-            return silt_err(SILT_ENOMEM, "verify: out of memory");
-        s->slices = ns;
-        s->cap = cap;
+    if (!has_data) {
+        vslice none;
+        memset(&none, 0, sizeof none);
+        memcpy(none.block, hash, SILT_MH_LEN);
+        none.usable = true;
+        none.problems = problems_of(s->v) - before;
+        return shared_put(s, &none);
     }
-    vslice *sl = &s->slices[s->nslices++];
-    memset(sl, 0, sizeof *sl);
-    sl->seq = blk->sequence_number;
-    sl->sl = data;
-    sl->names = *names;
-    silt_multihash_to_text(data->physical_hash.data, SILT_MH_LEN, sl->hash);
+    vslice *sl = queue_slice(s, blk, hash, data, names);
+    if (!sl)
+        return SILT_ENOMEM;
+    sl->problems = problems_of(s->v) - before;
     return 0;
 }
 
@@ -798,10 +951,25 @@ done:
 static int check_data(vstate *s)
 {
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < s->nslices; i++)
-        rc = check_slice(s, &s->slices[i]);
-    if (rc == 0)
+    for (size_t i = 0; rc == 0 && i < s->nslices; i++) {
+        vslice *sl = &s->slices[i];
+        if (sl->cached)
+            continue;
+        int before = problems_of(s->v);
+        rc = check_slice(s, sl);
+        sl->problems += problems_of(s->v) - before;
+        if (rc == 0)
+            rc = shared_put(s, sl);
+    }
+    json_t *h = rc == 0 && s->sh ? history_of(s) : NULL;
+    if (rc == 0 && s->sh && !h)
+        rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+    if (rc == 0 && !history_checked(s, h)) {
         rc = check_retractions(s);
+        if (rc == 0 && h && json_array_append(s->sh->histories, h))
+            rc = silt_err(SILT_ENOMEM, "verify: out of memory");
+    }
+    json_decref(h);
     return rc;
 }
 
@@ -823,7 +991,7 @@ static void vstate_free(vstate *s)
 
 /* ---- entry point -------------------------------------------------------------- */
 
-static int verify_ref(silt_dataset *ds, vctx *vp)
+static int verify_ref(silt_dataset *ds, silt_verify_shared *sh, vctx *vp)
 {
     vctx v = *vp;
     uint8_t cur[SILT_MH_LEN];
@@ -900,7 +1068,7 @@ static int verify_ref(silt_dataset *ds, vctx *vp)
         memcpy(cur, blk->prev_block_hash.data, SILT_MH_LEN);
     }
     /* 2. forward: chain rules, checkpoints; data slices are queued */
-    vstate s = {.ds = ds, .v = &v};
+    vstate s = {.ds = ds, .v = &v, .sh = sh};
     odf_chain_state st;
     if (rc == 0 && complete)
         rc = odf_chain_state_init(&st);
@@ -930,7 +1098,7 @@ static int verify_ref(silt_dataset *ds, vctx *vp)
             }
             if (list[i].blk->event.type == ODF_MetadataEvent_SetVocab && list[i].blk->event.value)
                 names = vocab_names(list[i].blk->event.value);
-            rc = check_block_objects(&s, list[i].blk, &names);
+            rc = check_block_objects(&s, list[i].blk, list[i].hash, &names);
             if (rc == 0)
                 rc = odf_chain_apply(&st, list[i].blk, list[i].hash);
             if (rc < 0)
@@ -948,10 +1116,11 @@ static int verify_ref(silt_dataset *ds, vctx *vp)
     return rc;
 }
 
-int silt_ds_verify_ref(silt_dataset *ds, silt_report_fn report_fn, void *rctx, silt_verify_tally *tally)
+int silt_ds_verify_ref(silt_dataset *ds, silt_verify_shared *sh, silt_report_fn report_fn, void *rctx,
+                       silt_verify_tally *tally)
 {
     vctx v = {report_fn, rctx, 0, 0};
-    int rc = verify_ref(ds, &v);
+    int rc = verify_ref(ds, sh, &v);
     tally->corrupt += v.corrupt;
     tally->invalid += v.invalid;
     return rc;

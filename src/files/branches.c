@@ -3,7 +3,9 @@
  * src/dataset/branch.c: `--at RID` resolves a committed transaction to its
  * AddData block, a branch shows its OPEN transaction, and a branch with an
  * OPEN transaction cannot be deleted.
- * Invariants: deletion happens under the branch's transaction lock after
+ * Invariants: creation holds the dataset's roots lock shared (gc holds it
+ * exclusive), and a branch is never created at a transaction whose view
+ * lost files to retention; deletion happens under the branch's transaction lock after
  * checking that no transaction is OPEN there, so a transaction never loses
  * its branch.
  */
@@ -12,14 +14,31 @@
 #include <string.h>
 
 #include "dataset/dataset_internal.h"
+#include "dataset/info.h"
 #include "files/files.h"
 #include "files/txn.h"
 #include "util/error.h"
+#include "util/fsutil.h"
 
+static int require_complete_view(silt_dataset *src, const char *rid);
+static int branch_create_locked(silt_dataset *ds, const char *branch, const char *from_branch, const char *at_rid);
+
+/* Creates the branch under the shared roots lock, so that a running gc
+ * (which holds it exclusive) either sees the new branch or finishes first. */
 int silt_branch_create(silt_dataset *ds, const char *branch, const char *from_branch, const char *at_rid)
 {
     if (from_branch && at_rid)
         return silt_err(SILT_EINVAL, "branch create: give either --from or --at, not both");
+    int lock = silt_ds_roots_lock(ds, false);
+    if (lock < 0)
+        return lock;
+    int rc = branch_create_locked(ds, branch, from_branch, at_rid);
+    silt_fs_unlock(lock);
+    return rc;
+}
+
+static int branch_create_locked(silt_dataset *ds, const char *branch, const char *from_branch, const char *at_rid)
+{
     silt_dataset *src = NULL;
     int rc = silt_ds_open_dir(&src, ds->ws, ds->dir, from_branch ? from_branch : ds->branch);
     if (rc)
@@ -34,9 +53,34 @@ int silt_branch_create(silt_dataset *ds, const char *branch, const char *from_br
         else if (f < 0)
             rc = f;
     }
+    if (!rc && at_rid)
+        rc = require_complete_view(src, at_rid);
     if (!rc)
         rc = silt_ds_branch_create(ds, branch, head);
     silt_dataset_free(src);
+    return rc;
+}
+
+/* The view as of `rid` must still have all its bytes: a branch there would
+ * start with files that retention purged. */
+static int require_complete_view(silt_dataset *src, const char *rid)
+{
+    silt_view *v = NULL;
+    silt_view_spec spec = {rid, NULL, NULL};
+    int rc = silt_view_get(&v, src, &spec);
+    for (size_t i = 0; !rc && i < silt_view_count(v); i++) {
+        const silt_file_entry *e = silt_view_entry(v, i);
+        char prid[64];
+        int p = silt_files_purged(prid, src, e->content_hash);
+        if (p == 1)
+            rc = silt_err(SILT_EINVAL,
+                          "cannot branch at transaction %s of %s: its view has files purged by retention "
+                          "('%s', transaction %s); branch at a later transaction",
+                          rid, src->name, e->path, prid);
+        else if (p < 0)
+            rc = p;
+    }
+    silt_view_free(v);
     return rc;
 }
 

@@ -23,10 +23,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
@@ -369,6 +371,39 @@ static int walk(silt_dataset *ds, silt_arena *a, const uint8_t *from, bool stop_
     }
 }
 
+int silt_files_commits(silt_dataset *ds, silt_files_commit_info **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    tlist l = {0};
+    int rc = walk(ds, a, NULL, false, &l);
+    size_t n = 0;
+    silt_files_commit_info *v = rc ? NULL : calloc(l.n ? l.n : 1, sizeof *v);
+    if (!rc && !v)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        if (!l.v[i].rid)
+            continue;
+        silt_files_commit_info *c = &v[n++];
+        snprintf(c->rid, sizeof c->rid, "%s", l.v[i].rid);
+        c->type = l.v[i].type;
+        memcpy(c->block, l.v[i].hash, SILT_MH_LEN);
+        c->time_ms = l.v[i].sys_ms;
+    }
+    free(l.v);
+    silt_arena_free(a);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
 /* ---- views ---------------------------------------------------------------------- */
 
 struct silt_view {
@@ -681,6 +716,99 @@ char *silt_view_object_path(silt_dataset *ds, const silt_file_entry *e)
     return p;
 }
 
+/* Files up to this size are read once into memory, hashed, then written;
+ * larger ones are hashed in a first pass over the open file and streamed
+ * in a second (from the page cache), hashed again. */
+#define CAT_IN_MEMORY (8u << 20)
+
+/* Reads fd from its current position to the end, hashing into `h` and
+ * writing to `out` when it is not NULL; `buf` (cap bytes) is scratch. */
+static int cat_pass(int fd, silt_sha3_ctx *h, FILE *out, char *buf, size_t cap, const char *norm)
+{
+    for (;;) {
+        ssize_t n = read(fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return silt_err(SILT_EIO, "file '%s': read error: %s", norm, strerror(errno));
+        if (n == 0)
+            return 0;
+        int rc = silt_sha3_update(h, buf, (size_t)n);
+        if (rc)
+            return rc;
+        if (out && fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+            return silt_err(SILT_EIO, "cat '%s': write error: %s", norm, strerror(errno));
+    }
+}
+
+/* Does the hash of `h` equal the entry's content hash? */
+static int cat_check(silt_sha3_ctx *h, const silt_file_entry *fe, const char *norm, const char *when,
+                     const silt_dataset *ds)
+{
+    uint8_t d[SILT_SHA3_256_LEN], mh[SILT_MH_LEN];
+    int rc = silt_sha3_final(h, d);
+    if (rc)
+        return rc;
+    silt_multihash_wrap_sha3(d, mh);
+    char got[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(mh, SILT_MH_LEN, got);
+    if (strcmp(got, fe->content_hash) == 0)
+        return 0;
+    return silt_err(SILT_ECORRUPT, "file '%s': object %s is damaged%s: its bytes hash to %s (run 'silt verify %s')",
+                    norm, fe->content_hash, when, got, ds->name);
+}
+
+/* Writes the bytes of object `fd` to `out` only once they are known to
+ * hash to the entry's content hash: nothing wrong is ever printed (bar an
+ * object rewritten in place while it is being read, reported at the end). */
+static int cat_verified(int fd, const silt_file_entry *fe, const char *norm, const silt_dataset *ds, FILE *out)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return silt_err(SILT_EIO, "file '%s': %s", norm, strerror(errno));
+    bool small = (uint64_t)st.st_size <= CAT_IN_MEMORY;
+    size_t cap = small ? (size_t)st.st_size + 1 : 1u << 20;
+    char *buf = malloc(cap);
+    silt_sha3_ctx *h = silt_sha3_new();
+    int rc = buf && h ? 0 : silt_err(SILT_ENOMEM, "out of memory");
+    size_t got = 0;
+    while (!rc && small && got < cap) { /* one read into memory */
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = silt_err(SILT_EIO, "file '%s': read error: %s", norm, strerror(errno));
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (!rc && small && got == cap)
+        rc = silt_err(SILT_EIO, "file '%s': object %s grew while it was read", norm, fe->content_hash);
+    if (!rc && small)
+        rc = silt_sha3_update(h, buf, got);
+    if (!rc && !small)
+        rc = cat_pass(fd, h, NULL, buf, cap, norm);
+    if (!rc)
+        rc = cat_check(h, fe, norm, "", ds);
+    if (!rc && small && fwrite(buf, 1, got, out) != got)
+        rc = silt_err(SILT_EIO, "cat '%s': write error: %s", norm, strerror(errno));
+    if (!rc && !small) {
+        silt_sha3_free(h);
+        h = silt_sha3_new();
+        rc = !h ? silt_err(SILT_ENOMEM, "out of memory")
+                : lseek(fd, 0, SEEK_SET) != 0 ? silt_err(SILT_EIO, "file '%s': %s", norm, strerror(errno)) : 0;
+        if (!rc)
+            rc = cat_pass(fd, h, out, buf, cap, norm);
+        if (!rc)
+            rc = cat_check(h, fe, norm, " (it changed while it was read)", ds);
+    }
+    if (!rc && fflush(out) != 0)
+        rc = silt_err(SILT_EIO, "cat '%s': write error: %s", norm, strerror(errno));
+    silt_sha3_free(h);
+    free(buf);
+    return rc;
+}
+
 int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out)
 {
     char *norm = NULL;
@@ -696,27 +824,23 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
     char *obj = fe ? silt_view_object_path(ds, fe) : NULL;
     if (fe && !obj)
         rc = silt_err(SILT_ENOMEM, "out of memory");
-    FILE *f = obj ? fopen(obj, "rb") : NULL;
-    if (obj && !f) {
+    int fd = obj ? open(obj, O_RDONLY | O_CLOEXEC) : -1;
+    if (obj && fd < 0) {
         int err = errno;
         char prid[64];
-        if (err == ENOENT && silt_files_purged(prid, ds, fe->content_hash) == 1)
+        /* retention never purges a file of the latest view: missing there
+         * is corruption, whatever the purge record says */
+        if (err == ENOENT && at && silt_files_purged(prid, ds, fe->content_hash) == 1)
             rc = silt_err(SILT_ENOTFOUND, "file '%s' was purged by retention (transaction %s)", norm, prid);
+        else if (err == ENOENT)
+            rc = silt_err(SILT_ECORRUPT, "file '%s': object %s is missing (run 'silt verify %s')", norm,
+                          fe->content_hash, ds->name);
         else
-            rc = silt_err(err == ENOENT ? SILT_ECORRUPT : SILT_EIO, "file '%s': object %s: %s", norm,
-                          fe->content_hash, strerror(err));
+            rc = silt_err(SILT_EIO, "file '%s': object %s: %s", norm, fe->content_hash, strerror(err));
     }
-    if (f) {
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-            if (fwrite(buf, 1, n, out ? out : stdout) != n) {
-                rc = silt_err(SILT_EIO, "cat '%s': write error: %s", norm, strerror(errno));
-                break;
-            }
-        if (!rc && ferror(f))
-            rc = silt_err(SILT_EIO, "file '%s': read error", norm);
-        fclose(f);
+    if (fd >= 0) {
+        rc = cat_verified(fd, fe, norm, ds, out ? out : stdout);
+        close(fd);
     }
     free(obj);
     silt_view_free(v);

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "dataset/dataset_internal.h"
 #include "silt.h"
 
@@ -101,12 +103,38 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
  * whole chain). 1 found (hash in block_out), 0 not found, < 0 error. */
 int silt_files_find_commit(silt_dataset *ds, const char *rid, int64_t not_before_ms, uint8_t block_out[34]);
 
-/* ---- files_verify.c ---------------------------------------------------- */
+/* A transaction committed on a branch's chain (its AddData block). */
+typedef struct silt_files_commit_info {
+    char rid[64];
+    silt_txn_type type;
+    uint8_t block[34]; /* multihash of the AddData */
+    int64_t time_ms;   /* the block's system time */
+} silt_files_commit_info;
 
-/* `silt verify` of a files dataset's branch beyond its chain: every linked
- * file object (see files_verify.c). Problems are reported and counted in
- * *tally; returns 0 or a negative code on I/O / memory errors. No-op for
- * datasets that are not files datasets. */
-int silt_files_verify(silt_dataset *ds, silt_report_fn report, void *ctx, silt_verify_tally *tally);
+/* Every transaction committed on ds's branch chain, newest first. *out is
+ * malloc'd (free()). */
+int silt_files_commits(silt_dataset *ds, silt_files_commit_info **out, size_t *n_out);
+
+/* ---- files_verify.c: what `silt verify` checks beyond the chain ------- */
+
+/* State of one dataset's verification across its branches (opaque). */
+typedef struct silt_files_vstate silt_files_vstate;
+int silt_files_vstate_new(silt_files_vstate **out, silt_dataset *ds);
+void silt_files_vstate_free(silt_files_vstate *fs);
+
+/* Linked file objects of ds's branch not checked for an earlier branch
+ * (existence, size, content hash) and the completeness of its latest
+ * view; see files_verify.c. Problems are reported with the branch and
+ * counted in *tally. No-op for datasets that are not files datasets.
+ * Returns 0 or a negative code on I/O / memory errors. */
+int silt_files_verify_branch(silt_files_vstate *fs, silt_dataset *ds, silt_verify_report_fn report, void *ctx,
+                             silt_verify_tally *tally);
+/* The transaction records of txn/ against the chains of every branch
+ * verified before (call after silt_files_verify_branch of each). */
+int silt_files_verify_txns(silt_files_vstate *fs, silt_dataset *ds, silt_verify_report_fn report, void *ctx,
+                           silt_verify_tally *tally);
+/* Purges the purge record explains as far as this layer can tell, for the
+ * policy check above: {rid: {"branch": b, "objects": [mh, …]}} (borrowed). */
+const json_t *silt_files_vstate_purges(const silt_files_vstate *fs);
 
 #endif

@@ -666,3 +666,32 @@ int silt_txn_open_on_branch(silt_dataset *ds, const char *branch, char *rid)
 
 int silt_txn_lock_branch(silt_dataset *ds, const char *branch) { return lock_branch(ds, branch); }
 void silt_txn_unlock_branch(int fd) { unlock_branch(fd); }
+
+/* ---- read-only access for verify and gc --------------------------------- */
+
+bool silt_txn_rid_valid(const char *rid) { return rid_valid(rid); }
+
+int silt_txn_read_record(silt_dataset *ds, const char *rid, silt_txn_info *out)
+{
+    rec r;
+    int rc = rec_load(ds, rid, &r);
+    if (!rc)
+        *out = r.i;
+    return rc;
+}
+
+bool silt_txn_commit_attempted(silt_dataset *ds, const char *rid)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s.committing", rid);
+    char *p = txn_path(ds, name);
+    bool yes = p && silt_fs_exists(p);
+    free(p);
+    silt_err_clear();
+    return yes;
+}
+
+int silt_txn_staged(silt_dataset *ds, const char *rid, silt_buf *text, silt_files_change **out, size_t *n)
+{
+    return journal_read(ds, rid, text, out, n);
+}

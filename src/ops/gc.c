@@ -27,6 +27,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dataset/info.h"
 #include "files/files.h"
 #include "ops/retention.h"
 #include "files/purged.h"
@@ -331,7 +333,7 @@ static int scan_staged(silt_gc_scan *s)
     return rc;
 }
 
-int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms)
+int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms, const json_t *given_policies)
 {
     *out = NULL;
     silt_gc_scan *s = calloc(1, sizeof *s);
@@ -356,7 +358,9 @@ int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms)
     json_t *policies = NULL;
     if (!rc)
         rc = silt_branch_list(&br, &nbr, ds);
-    if (!rc)
+    if (!rc && given_policies)
+        policies = json_incref((json_t *)given_policies);
+    else if (!rc)
         rc = silt_ds_info_load(ds, "retention.json", &policies);
     bscan *bt = rc ? NULL : calloc(nbr ? nbr : 1, sizeof *bt);
     json_t *slices = json_object();
@@ -391,7 +395,7 @@ int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms)
         rc = retain_view(s, bds[i], NULL); /* latest view (= base of an OPEN transaction) */
         int64_t from = now_ms - days * 86400000LL;
         for (size_t k = 0; !rc && k < bt[i].n; k++)
-            if (bt[i].v[k].ms >= from)
+            if (bt[i].v[k].ms >= from && bt[i].v[k].ms <= now_ms)
                 rc = retain_view(s, bds[i], bt[i].v[k].rid);
     }
     if (!rc && s->files)
@@ -411,6 +415,11 @@ int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms)
     }
     *out = s;
     return 0;
+}
+
+bool silt_gc_scan_knows(const silt_gc_scan *s, const char *rid)
+{
+    return json_integer_value(json_object_get(json_object_get(s->rids, rid), "files")) > 0;
 }
 
 bool silt_gc_scan_retained(const silt_gc_scan *s, const char *rid)
@@ -472,7 +481,7 @@ int silt_gc_mark_locked(silt_dataset *ds, bool dry_run, json_t **marks_out, json
     if (!rc)
         rc = silt_purge_record_load(ds, &purged);
     if (!rc)
-        rc = silt_gc_scan_new(&s, ds, silt_time_to_ms(silt_time_now()));
+        rc = silt_gc_scan_new(&s, ds, silt_time_to_ms(silt_time_now()), NULL);
     json_t *arr = rc ? NULL : json_object_get(marks, "marks");
     if (!rc && !json_is_array(arr)) {
         arr = json_array();
@@ -562,343 +571,434 @@ static void say(const silt_gc_opts *o, const char *fmt, ...)
     o->report(o->report_ctx, line);
 }
 
-/* Is the file older than the grace period? (missing: no) */
-static bool old_enough(const char *path, int64_t grace, uint64_t *size)
+/* Opens the directory <dataset>/<sub> for deleting inside it, following no
+ * symbolic link on the way (O_NOFOLLOW at every component): gc deletes by
+ * name relative to this descriptor only. *fd_out = -1 when it does not
+ * exist. */
+static int open_sweep_dir(silt_dataset *ds, const char *sub, int *fd_out)
+{
+    *fd_out = -1;
+    int fd = open(ds->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    char comp[64];
+    const char *p = sub;
+    while (fd >= 0 && *p) {
+        size_t n = strcspn(p, "/");
+        snprintf(comp, sizeof comp, "%.*s", (int)n, p);
+        int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(fd);
+        fd = nfd;
+        errno = e;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    if (fd >= 0) {
+        *fd_out = fd;
+        return 0;
+    }
+    if (errno == ENOENT)
+        return 0;
+    if (errno == ELOOP || errno == ENOTDIR)
+        return silt_err(SILT_ECORRUPT,
+                        "gc of %s: %s/%s is a symbolic link or not a directory; gc never follows symbolic links "
+                        "(replace it with a real directory)",
+                        ds->name, ds->dir, sub);
+    return silt_err(SILT_EIO, "gc of %s: %s/%s: %s", ds->name, ds->dir, sub, strerror(errno));
+}
+
+/* Is the entry older than the grace period? (missing: no) */
+static bool old_enough(int dfd, const char *name, int64_t grace, uint64_t *size)
 {
     struct stat st;
-    if (lstat(path, &st) != 0)
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return false;
     if (size)
         *size = (uint64_t)st.st_size;
     return (int64_t)time(NULL) - (int64_t)st.st_mtime >= grace;
 }
 
-static int unlink_obj(const char *path)
+static int unlink_obj(int dfd, const char *sub, const char *name)
 {
-    if (unlink(path) != 0 && errno != ENOENT)
-        return silt_err(SILT_EIO, "gc: cannot delete %s: %s", path, strerror(errno));
+    if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+        return silt_err(SILT_EIO, "gc: cannot delete %s/%s: %s", sub, name, strerror(errno));
     return 0;
+}
+
+/* Calls fn(dfd, name) for every entry of <dataset>/<sub>; then fsyncs it
+ * when something was deleted. */
+typedef int (*sweep_fn)(void *ctx, int dfd, const char *name);
+static int sweep_dir(silt_dataset *ds, const char *sub, sweep_fn fn, void *ctx, bool dry)
+{
+    int dfd;
+    int rc = open_sweep_dir(ds, sub, &dfd);
+    if (rc || dfd < 0)
+        return rc;
+    int lfd = dup(dfd);
+    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+    if (!d) {
+        if (lfd >= 0)
+            close(lfd);
+        close(dfd);
+        return silt_err(SILT_EIO, "gc of %s: cannot list %s/: %s", ds->name, sub, strerror(errno));
+    }
+    struct dirent *de;
+    while (!rc && (de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            rc = fn(ctx, dfd, de->d_name);
+    closedir(d);
+    if (!rc && !dry)
+        fsync(dfd);
+    close(dfd);
+    return rc;
+}
+
+typedef struct tmp_ctx {
+    const char *sub;
+    int64_t grace;
+    const silt_gc_opts *o;
+    silt_gc_result *res;
+} tmp_ctx;
+
+static int tmp_entry(void *ctx, int dfd, const char *name)
+{
+    tmp_ctx *t = ctx;
+    if (strncmp(name, ".tmp-", 5) != 0 || !old_enough(dfd, name, t->grace, NULL))
+        return 0;
+    bool dry = t->o && t->o->dry_run;
+    say(t->o, "%s %s/%s (leftover of a crashed write)", dry ? "would delete" : "delete", t->sub, name);
+    t->res->leftovers_deleted++;
+    return dry ? 0 : unlink_obj(dfd, t->sub, name);
 }
 
 /* Deletes .tmp-* leftovers of `sub` (relative to the dataset dir). */
 static int sweep_tmp(silt_dataset *ds, const char *sub, int64_t grace, const silt_gc_opts *o,
                      silt_gc_result *res)
 {
-    char *dir = silt_path_join(ds->dir, sub, NULL);
-    if (!dir)
-        return oom();
-    DIR *d = opendir(dir);
-    int rc = 0;
-    struct dirent *de;
-    while (d && !rc && (de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, ".tmp-", 5) != 0)
-            continue;
-        char *p = silt_path_join(dir, de->d_name, NULL);
-        if (!p) {
-            rc = oom();
-            break;
-        }
-        if (old_enough(p, grace, NULL)) {
-            say(o, "%s %s/%s (leftover of a crashed write)", o && o->dry_run ? "would delete" : "delete", sub,
-                de->d_name);
-            if (!(o && o->dry_run))
-                rc = unlink_obj(p);
-            res->leftovers_deleted++;
-        }
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    if (!rc && !(o && o->dry_run) && d)
-        silt_fs_fsync_dir(dir);
-    silt_err_clear();
-    free(dir);
-    return rc;
+    tmp_ctx t = {sub, grace, o, res};
+    return sweep_dir(ds, sub, tmp_entry, &t, o && o->dry_run);
+}
+
+typedef struct unref_ctx {
+    const char *kind;
+    const json_t *keep1, *keep2, *keep3;
+    int64_t grace;
+    const silt_gc_opts *o;
+    silt_gc_result *res;
+} unref_ctx;
+
+static int unref_entry(void *ctx, int dfd, const char *name)
+{
+    unref_ctx *u = ctx;
+    if (name[0] == '.' || strlen(name) != SILT_MH_TEXT_LEN)
+        return 0;
+    if (json_object_get(u->keep1, name) || (u->keep2 && json_object_get(u->keep2, name)) ||
+        (u->keep3 && json_object_get(u->keep3, name)))
+        return 0;
+    uint64_t size = 0;
+    if (!old_enough(dfd, name, u->grace, &size))
+        return 0;
+    bool dry = u->o && u->o->dry_run;
+    say(u->o, "%s %s/%s (unreferenced)", dry ? "would delete" : "delete", u->kind, name);
+    u->res->objects_deleted++;
+    u->res->bytes_deleted += size;
+    return dry ? 0 : unlink_obj(dfd, u->kind, name);
 }
 
 /* Deletes unreferenced objects of `kind` older than the grace period. */
 static int sweep_unreferenced(silt_dataset *ds, const char *kind, const json_t *keep1, const json_t *keep2,
                               const json_t *keep3, int64_t grace, const silt_gc_opts *o, silt_gc_result *res)
 {
-    char *dir = silt_path_join(ds->dir, kind, NULL);
-    if (!dir)
-        return oom();
-    DIR *d = opendir(dir);
-    int rc = 0;
-    struct dirent *de;
-    while (d && !rc && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || strlen(de->d_name) != SILT_MH_TEXT_LEN)
+    unref_ctx u = {kind, keep1, keep2, keep3, grace, o, res};
+    return sweep_dir(ds, kind, unref_entry, &u, o && o->dry_run);
+}
+
+/* Deletes the objects of swept transactions (`del`: mh -> {rid, path}). */
+static int delete_purged(silt_dataset *ds, const json_t *del, const silt_gc_opts *opts, silt_gc_result *res)
+{
+    if (json_object_size(del) == 0)
+        return 0;
+    bool dry = opts && opts->dry_run;
+    int dfd;
+    int rc = open_sweep_dir(ds, "data", &dfd);
+    if (rc || dfd < 0)
+        return rc;
+    const char *mh;
+    json_t *d;
+    json_object_foreach((json_t *)del, mh, d)
+    {
+        struct stat st;
+        if (rc || strlen(mh) != SILT_MH_TEXT_LEN || fstatat(dfd, mh, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (json_object_get(keep1, de->d_name) || (keep2 && json_object_get(keep2, de->d_name)) ||
-            (keep3 && json_object_get(keep3, de->d_name)))
-            continue;
-        char *p = silt_path_join(dir, de->d_name, NULL);
-        if (!p) {
-            rc = oom();
-            break;
-        }
-        uint64_t size = 0;
-        if (old_enough(p, grace, &size)) {
-            say(o, "%s %s/%s (unreferenced)", o && o->dry_run ? "would delete" : "delete", kind, de->d_name);
-            if (!(o && o->dry_run))
-                rc = unlink_obj(p);
-            res->objects_deleted++;
-            res->bytes_deleted += size;
-        }
-        free(p);
+        say(opts, "%s data/%s (file '%s' of transaction %s, purged by retention)", dry ? "would delete" : "delete",
+            mh, json_string_value(json_object_get(d, "path")), json_string_value(json_object_get(d, "rid")));
+        res->objects_deleted++;
+        res->bytes_deleted += (uint64_t)st.st_size;
+        if (!dry)
+            rc = unlink_obj(dfd, "data", mh);
     }
-    if (d)
-        closedir(d);
-    if (!rc && !(o && o->dry_run) && d)
-        silt_fs_fsync_dir(dir);
-    silt_err_clear();
-    free(dir);
+    if (!rc && !dry)
+        fsync(dfd);
+    close(dfd);
+    return rc;
+}
+
+/* One run of `silt gc NAME`. */
+typedef struct gc_run {
+    silt_dataset *ds;
+    const silt_gc_opts *o;
+    bool dry;
+    int64_t grace;
+    silt_gc_result res;
+    int roots_fd, retention_fd;  /* locks held for the whole run */
+    int *branch_fd;              /* transaction lock of every branch */
+    size_t nbranches;
+    silt_gc_scan *s;
+    json_t *marks, *purged, *ptx, *pobj;
+    json_t *sweep;  /* rid -> true: transactions swept */
+    json_t *keep_w; /* mh -> true: objects written by a transaction not swept */
+    json_t *del;    /* mh -> {rid, path}: objects of swept transactions to delete */
+} gc_run;
+
+/* Locks, in the order every other writer uses: the roots lock exclusive (no
+ * new branch, no staged object until the sweep ends), the retention lock,
+ * then the transaction lock of every branch (no put or commit). */
+static int gc_lock(gc_run *g)
+{
+    g->roots_fd = silt_ds_roots_lock(g->ds, true);
+    if (g->roots_fd < 0)
+        return g->roots_fd;
+    g->retention_fd = silt_retention_lock(g->ds);
+    if (g->retention_fd < 0)
+        return g->retention_fd;
+    char **names = NULL;
+    int n = silt_ds_branch_names(&names, g->ds);
+    if (n < 0)
+        return n;
+    g->branch_fd = calloc((size_t)n, sizeof *g->branch_fd);
+    int rc = g->branch_fd ? 0 : oom();
+    for (int i = 0; !rc && i < n; i++) {
+        int f = silt_txn_lock_branch(g->ds, names[i]);
+        if (f < 0)
+            rc = f;
+        else
+            g->branch_fd[g->nbranches++] = f;
+    }
+    silt_strv_free(names);
+    return rc;
+}
+
+static void gc_unlock(gc_run *g)
+{
+    for (size_t k = 0; k < g->nbranches; k++)
+        silt_txn_unlock_branch(g->branch_fd[k]);
+    free(g->branch_fd);
+    silt_retention_unlock(g->retention_fd);
+    silt_fs_unlock(g->roots_fd);
+}
+
+static json_t *object_member(json_t *parent, const char *key)
+{
+    json_t *o = json_object_get(parent, key);
+    if (json_is_object(o))
+        return o;
+    o = json_object();
+    if (!o || json_object_set_new(parent, key, o))
+        return NULL;
+    return o;
+}
+
+/* Transactions to sweep: the marks (re-checked by the scan) and those
+ * recorded as purged (finishing an interrupted sweep). */
+static int gc_plan_sweep(gc_run *g)
+{
+    g->ptx = object_member(g->purged, "transactions");
+    g->pobj = object_member(g->purged, "objects");
+    if (!g->ptx || !g->pobj)
+        return oom();
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(g->marks, "marks"), i, m)
+    {
+        const char *r = json_string_value(json_object_get(m, "rid"));
+        if (!r || silt_gc_scan_retained(g->s, r))
+            continue;
+        if (json_object_set(g->sweep, r, json_true()))
+            return oom();
+        if (!json_object_get(g->ptx, r))
+            g->res.marked++;
+    }
+    const char *r;
+    json_t *x;
+    json_object_foreach(g->ptx, r, x)
+    {
+        if (json_object_set(g->sweep, r, json_true()))
+            return oom();
+    }
+    return 0;
+}
+
+/* What goes: objects of swept transactions that nothing else keeps (a
+ * transaction not swept, a retained view, a staged file, a slice). */
+static int gc_plan_delete(gc_run *g)
+{
+    const char *rid, *mh;
+    json_t *r, *pth;
+    json_object_foreach(g->s->rids, rid, r)
+    {
+        if (json_object_get(g->sweep, rid))
+            continue;
+        json_object_foreach(json_object_get(r, "objects"), mh, pth)
+        {
+            if (set_true(g->keep_w, mh))
+                return oom();
+        }
+    }
+    json_object_foreach(g->sweep, rid, r)
+    {
+        json_object_foreach(json_object_get(json_object_get(g->s->rids, rid), "objects"), mh, pth)
+        {
+            if (json_object_get(g->keep_w, mh) || json_object_get(g->s->keep, mh) ||
+                json_object_get(g->s->chain_data, mh) || json_object_get(g->del, mh))
+                continue;
+            json_t *d = json_pack("{s:s,s:O}", "rid", rid, "path", pth);
+            if (!d || json_object_set_new(g->del, mh, d))
+                return oom();
+        }
+    }
+    return 0;
+}
+
+/* The purge record first (with the policies in force, so that verify can
+ * tell a purge retention made from a forged entry), then the marks; the
+ * bytes go only after both are durable. */
+static int gc_record(gc_run *g)
+{
+    const char *rid;
+    json_t *r;
+    if (g->dry) {
+        json_object_foreach(g->sweep, rid, r)
+        {
+            if (!json_object_get(g->ptx, rid))
+                g->res.transactions_purged++;
+        }
+        return 0;
+    }
+    char now[40];
+    silt_time_format(silt_time_from_ms(silt_time_to_ms(silt_time_now())), now);
+    json_t *policies = NULL;
+    int rc = silt_ds_info_load(g->ds, "retention.json", &policies);
+    bool changed = false;
+    json_object_foreach(g->sweep, rid, r)
+    {
+        if (rc || json_object_get(g->ptx, rid))
+            continue;
+        json_t *rec = json_pack("{s:s,s:O}", "purged", now, "policies", policies);
+        if (!rec || json_object_set_new(g->ptx, rid, rec))
+            rc = oom();
+        changed = true;
+        g->res.transactions_purged++;
+    }
+    json_decref(policies);
+    const char *mh;
+    json_t *d;
+    json_object_foreach(g->del, mh, d)
+    {
+        const char *dr = json_string_value(json_object_get(d, "rid"));
+        const char *cur = json_string_value(json_object_get(g->pobj, mh));
+        if (rc || (cur && strcmp(cur, dr) == 0))
+            continue;
+        if (json_object_set_new(g->pobj, mh, json_string(dr)))
+            rc = oom();
+        changed = true;
+    }
+    if (!rc && changed)
+        rc = silt_purge_record_save(g->ds, g->purged);
+    json_t *arr = json_object_get(g->marks, "marks");
+    bool mchanged = false;
+    for (size_t k = 0; !rc && k < json_array_size(arr);) {
+        const char *mr = json_string_value(json_object_get(json_array_get(arr, k), "rid"));
+        if (mr && json_object_get(g->ptx, mr)) {
+            json_array_remove(arr, k);
+            mchanged = true;
+        } else {
+            k++;
+        }
+    }
+    if (!rc && mchanged)
+        rc = silt_ds_info_save(g->ds, "marks.json", g->marks);
+    return rc;
+}
+
+/* Unreferenced objects and leftovers, once older than the grace period. */
+static int gc_sweep_rest(gc_run *g)
+{
+    json_t *referenced = json_object(), *kept = json_object();
+    int rc = referenced && kept ? 0 : oom();
+    const char *rid, *mh;
+    json_t *r, *x;
+    json_object_foreach(g->s->rids, rid, r)
+    {
+        json_object_foreach(json_object_get(r, "objects"), mh, x)
+        {
+            if (!rc && !json_object_get(g->del, mh) && set_true(referenced, mh))
+                rc = oom();
+        }
+    }
+    /* kept: retained/staged, written by transactions not swept, and those
+     * handled above (deleted already or deliberately kept) */
+    json_t *sets[] = {g->s->keep, g->keep_w, g->del};
+    for (size_t k = 0; !rc && k < 3; k++)
+        json_object_foreach(sets[k], mh, x)
+        {
+            if (set_true(kept, mh))
+                rc = oom();
+        }
+    if (!rc)
+        rc = sweep_unreferenced(g->ds, "data", g->s->chain_data, kept, referenced, g->grace, g->o, &g->res);
+    if (!rc)
+        rc = sweep_unreferenced(g->ds, "checkpoints", g->s->chain_cp, NULL, NULL, g->grace, g->o, &g->res);
+    static const char *const TMPDIRS[] = {"data", "checkpoints", "blocks", "refs", "refs/branches", "info", "txn"};
+    for (size_t k = 0; !rc && k < sizeof TMPDIRS / sizeof TMPDIRS[0]; k++)
+        rc = sweep_tmp(g->ds, TMPDIRS[k], g->grace, g->o, &g->res);
+    json_decref(referenced);
+    json_decref(kept);
     return rc;
 }
 
 int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts)
 {
-    silt_gc_result res;
-    memset(&res, 0, sizeof res);
+    gc_run g = {.ds = ds, .o = opts, .dry = opts && opts->dry_run, .grace = grace_of(opts),
+                .roots_fd = -1, .retention_fd = -1};
     if (out)
-        *out = res;
-    bool dry = opts && opts->dry_run;
-    int64_t grace = grace_of(opts);
-    int fd = silt_retention_lock(ds);
-    if (fd < 0)
-        return fd;
-    /* the transaction lock of every branch: no put/commit while we sweep */
-    silt_branch_info *br = NULL;
-    size_t nbr = 0;
-    int rc = silt_branch_list(&br, &nbr, ds);
-    int *bfd = rc ? NULL : calloc(nbr ? nbr : 1, sizeof *bfd);
-    if (!rc && !bfd)
-        rc = oom();
-    for (size_t i = 0; bfd && i < nbr; i++)
-        bfd[i] = -1;
-    for (size_t i = 0; !rc && i < nbr; i++) {
-        int f = silt_txn_lock_branch(ds, br[i].name);
-        if (f < 0)
-            rc = f;
-        else
-            bfd[i] = f;
-    }
-    json_t *marks = NULL, *purged = NULL, *del = json_object(), *sweep = json_object();
-    silt_gc_scan *s = NULL;
-    if (!rc && (!del || !sweep))
+        memset(out, 0, sizeof *out);
+    int rc = gc_lock(&g);
+    g.sweep = json_object();
+    g.keep_w = json_object();
+    g.del = json_object();
+    if (!rc && (!g.sweep || !g.keep_w || !g.del))
         rc = oom();
     if (!rc)
-        rc = silt_gc_mark_locked(ds, dry, &marks, &purged, &s);
-    json_t *ptx = rc ? NULL : json_object_get(purged, "transactions");
-    json_t *pobj = rc ? NULL : json_object_get(purged, "objects");
-    if (!rc && !json_is_object(ptx)) {
-        ptx = json_object();
-        if (!ptx || json_object_set_new(purged, "transactions", ptx))
-            rc = oom();
-    }
-    if (!rc && !json_is_object(pobj)) {
-        pobj = json_object();
-        if (!pobj || json_object_set_new(purged, "objects", pobj))
-            rc = oom();
-    }
-    /* transactions to sweep: the marks (re-checked by the scan) and those
-     * recorded as purged (finishing an interrupted sweep) */
-    size_t i;
-    json_t *m;
-    if (!rc) {
-        json_array_foreach(json_object_get(marks, "marks"), i, m)
-        {
-            const char *r = json_string_value(json_object_get(m, "rid"));
-            if (r && !silt_gc_scan_retained(s, r) && json_object_set(sweep, r, json_true()) == 0 &&
-                !json_object_get(ptx, r))
-                res.marked++;
-        }
-        const char *r;
-        json_t *x;
-        json_object_foreach(ptx, r, x)
-        {
-            if (json_object_set(sweep, r, json_true()))
-                rc = oom();
-        }
-    }
-    /* keep: objects written by any transaction not swept */
-    json_t *keep_w = json_object();
-    if (!rc && !keep_w)
-        rc = oom();
-    const char *rid;
-    json_t *r;
+        rc = silt_gc_mark_locked(ds, g.dry, &g.marks, &g.purged, &g.s);
     if (!rc)
-        json_object_foreach(s->rids, rid, r)
-        {
-            if (json_object_get(sweep, rid))
-                continue;
-            const char *mh;
-            json_t *pth;
-            json_object_foreach(json_object_get(r, "objects"), mh, pth)
-            {
-                if (set_true(keep_w, mh))
-                    rc = oom();
-            }
-        }
-    /* deletable objects of swept transactions */
+        rc = gc_plan_sweep(&g);
     if (!rc)
-        json_object_foreach(sweep, rid, r)
-        {
-            const char *mh;
-            json_t *pth;
-            json_object_foreach(json_object_get(json_object_get(s->rids, rid), "objects"), mh, pth)
-            {
-                if (json_object_get(keep_w, mh) || json_object_get(s->keep, mh) || json_object_get(s->chain_data, mh) ||
-                    json_object_get(del, mh))
-                    continue;
-                json_t *d = json_pack("{s:s,s:O}", "rid", rid, "path", pth);
-                if (!d || json_object_set_new(del, mh, d))
-                    rc = oom();
-            }
-        }
-    /* the purge record first, then the marks, then the bytes */
-    char now[40];
-    silt_time_format(silt_time_from_ms(silt_time_to_ms(silt_time_now())), now);
-    if (!rc && !dry) {
-        bool changed = false;
-        json_object_foreach(sweep, rid, r)
-        {
-            if (!json_object_get(ptx, rid)) {
-                json_t *rec = json_pack("{s:s}", "purged", now);
-                if (!rec || json_object_set_new(ptx, rid, rec))
-                    rc = oom();
-                changed = true;
-                res.transactions_purged++;
-            }
-        }
-        const char *mh;
-        json_t *d;
-        json_object_foreach(del, mh, d)
-        {
-            const char *dr = json_string_value(json_object_get(d, "rid"));
-            const char *cur = json_string_value(json_object_get(pobj, mh));
-            if (!cur || strcmp(cur, dr) != 0) {
-                if (json_object_set_new(pobj, mh, json_string(dr)))
-                    rc = oom();
-                changed = true;
-            }
-        }
-        if (!rc && changed)
-            rc = silt_purge_record_save(ds, purged);
-        json_t *arr = json_object_get(marks, "marks");
-        bool mchanged = false;
-        for (size_t k = 0; !rc && k < json_array_size(arr);) {
-            const char *mr = json_string_value(json_object_get(json_array_get(arr, k), "rid"));
-            if (mr && json_object_get(ptx, mr)) {
-                json_array_remove(arr, k);
-                mchanged = true;
-            } else {
-                k++;
-            }
-        }
-        if (!rc && mchanged)
-            rc = silt_ds_info_save(ds, "marks.json", marks);
-    } else if (!rc) {
-        json_object_foreach(sweep, rid, r)
-        {
-            if (!json_object_get(ptx, rid))
-                res.transactions_purged++;
-        }
-    }
-    if (!rc) {
-        const char *mh;
-        json_t *d;
-        bool any = false;
-        json_object_foreach(del, mh, d)
-        {
-            silt_buf b = SILT_BUF_INIT;
-            if (silt_multihash_from_text(mh, &b) || b.len != SILT_MH_LEN) {
-                silt_buf_free(&b);
-                silt_err_clear();
-                continue;
-            }
-            char *p = silt_store_object_path(ds->store, "data", (const uint8_t *)b.data);
-            silt_buf_free(&b);
-            if (!p) {
-                rc = oom();
-                break;
-            }
-            uint64_t size = 0;
-            struct stat st;
-            if (lstat(p, &st) == 0) {
-                size = (uint64_t)st.st_size;
-                say(opts, "%s data/%s (file '%s' of transaction %s, purged by retention)",
-                    dry ? "would delete" : "delete", mh, json_string_value(json_object_get(d, "path")),
-                    json_string_value(json_object_get(d, "rid")));
-                res.objects_deleted++;
-                res.bytes_deleted += size;
-                if (!dry)
-                    rc = unlink_obj(p);
-                any = true;
-            }
-            free(p);
-            if (rc)
-                break;
-        }
-        if (!rc && any && !dry) {
-            char *dd = silt_path_join(ds->dir, "data", NULL);
-            if (dd)
-                silt_fs_fsync_dir(dd);
-            free(dd);
-            silt_err_clear();
-        }
-    }
-    /* unreferenced objects and leftovers, once older than the grace period */
-    json_t *referenced = json_object();
-    if (!rc && !referenced)
-        rc = oom();
+        rc = gc_plan_delete(&g);
     if (!rc)
-        json_object_foreach(s->rids, rid, r)
-        {
-            const char *mh;
-            json_t *pth;
-            json_object_foreach(json_object_get(r, "objects"), mh, pth)
-            {
-                if (!json_object_get(del, mh) && set_true(referenced, mh))
-                    rc = oom();
-            }
-        }
-    if (!rc) {
-        /* referenced objects of swept transactions that were already deleted
-         * are not in `del`; ones kept are in keep_w/keep */
-        json_t *k2 = json_object();
-        if (!k2)
-            rc = oom();
-        const char *mh;
-        json_t *x;
-        if (!rc) {
-            json_object_foreach(s->keep, mh, x) { json_object_set(k2, mh, json_true()); }
-            json_object_foreach(keep_w, mh, x) { json_object_set(k2, mh, json_true()); }
-            json_object_foreach(del, mh, x) { json_object_set(k2, mh, json_true()); } /* handled above */
-        }
-        if (!rc)
-            rc = sweep_unreferenced(ds, "data", s->chain_data, k2, referenced, grace, opts, &res);
-        if (!rc)
-            rc = sweep_unreferenced(ds, "checkpoints", s->chain_cp, NULL, NULL, grace, opts, &res);
-        json_decref(k2);
-    }
-    static const char *const TMPDIRS[] = {"data", "checkpoints", "blocks", "refs", "refs/branches", "info", "txn"};
-    for (size_t k = 0; !rc && k < sizeof TMPDIRS / sizeof TMPDIRS[0]; k++)
-        rc = sweep_tmp(ds, TMPDIRS[k], grace, opts, &res);
-    json_decref(referenced);
-    json_decref(keep_w);
-    json_decref(marks);
-    json_decref(purged);
-    json_decref(del);
-    json_decref(sweep);
-    silt_gc_scan_free(s);
-    for (size_t k = 0; bfd && k < nbr; k++)
-        silt_txn_unlock_branch(bfd[k]);
-    free(bfd);
-    free(br);
-    silt_retention_unlock(fd);
+        rc = gc_record(&g);
+    if (!rc)
+        rc = delete_purged(ds, g.del, opts, &g.res);
+    if (!rc)
+        rc = gc_sweep_rest(&g);
+    json_decref(g.marks);
+    json_decref(g.purged);
+    json_decref(g.sweep);
+    json_decref(g.keep_w);
+    json_decref(g.del);
+    silt_gc_scan_free(g.s);
+    gc_unlock(&g);
     if (!rc && out)
-        *out = res;
+        *out = g.res;
     return rc;
 }
 
@@ -919,7 +1019,7 @@ int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opt
             rc = oom();
             break;
         }
-        if (old_enough(p, grace, NULL)) {
+        if (old_enough(AT_FDCWD, p, grace, NULL)) {
             say(opts, "%s tmp/%s (leftover of a crashed command)", opts && opts->dry_run ? "would delete" : "delete",
                 de->d_name);
             if (!(opts && opts->dry_run))

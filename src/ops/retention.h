@@ -41,9 +41,12 @@ typedef struct silt_gc_scan silt_gc_scan;
 
 /* Scans every branch of the dataset: chain objects (slices, checkpoints),
  * file rows (transaction -> objects), retained views, open transactions'
- * staged objects, the purge record. `now_ms` is the reference time of the
- * keep-days windows. Caller frees with silt_gc_scan_free. */
-int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms);
+ * staged objects. `now_ms` is the reference time of the keep-days windows;
+ * `policies` the content of info/retention.json to apply (NULL: the file).
+ * Caller frees with silt_gc_scan_free. */
+int silt_gc_scan_new(silt_gc_scan **out, silt_dataset *ds, int64_t now_ms, const json_t *policies);
+/* Did the scan see `rid` as a committed transaction that wrote files? */
+bool silt_gc_scan_knows(const silt_gc_scan *s, const char *rid);
 void silt_gc_scan_free(silt_gc_scan *s);
 /* Transactions the policies mark now (not retained, wrote files, not held,
  * not yet purged), as a JSON array of mark objects (new reference). */

@@ -304,6 +304,30 @@ static const silt_store_ops LOCALFS_OPS = {
     .free = lfs_free,
 };
 
+/* The dataset directory and the directories of its objects and refs must
+ * be real directories: objects are written, and gc deletes them, by name
+ * inside them, so a symlink would carry both outside the workspace. */
+static int refuse_symlinks(const char *dir)
+{
+    static const char *const SUBDIRS[] = {"", "blocks", "data", "checkpoints", "refs", "refs/branches", "txn", "info"};
+    for (size_t i = 0; i < sizeof SUBDIRS / sizeof SUBDIRS[0]; i++) {
+        char *d = silt_path_join(dir, SUBDIRS[i], NULL);
+        if (!d)
+            return silt_err(SILT_ENOMEM, "store: out of memory");
+        struct stat st;
+        int rc = 0;
+        if (lstat(d, &st) == 0 && S_ISLNK(st.st_mode))
+            rc = silt_err(SILT_ECORRUPT,
+                          "%s: is a symbolic link; silt does not follow symbolic links inside a dataset "
+                          "(replace it with a real directory)",
+                          d);
+        free(d);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int silt_store_open_local(silt_store **out, const char *dir, bool create)
 {
     *out = NULL;
@@ -323,6 +347,9 @@ int silt_store_open_local(silt_store **out, const char *dir, bool create)
     } else if (!silt_fs_is_dir(dir)) {
         return silt_err(SILT_ENOTFOUND, "%s: dataset directory not found", dir);
     }
+    int rc = refuse_symlinks(dir);
+    if (rc < 0)
+        return rc;
     silt_store *s = calloc(1, sizeof *s);
     localfs *fs = calloc(1, sizeof *fs);
     char *d = strdup(dir);

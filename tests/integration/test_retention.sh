@@ -79,7 +79,8 @@ H=$(printf '%s' "$OUT" | grep -o 'f1620[0-9a-f]*' | head -1)
 rm "$DS/data/$H"
 run verify ex
 assert_eq "$RC" 1
-assert_contains "$ERR" "file object $H ('D', transaction $T5): missing (not purged by retention)"
+assert_eq "$ERR" "silt: ex: file 'D' of the latest view: object $H is missing (not purged by retention)"
+assert_eq "$OUT" "ex: INVALID (1 problem)"
 
 # leftovers of crashed writes go after the grace period only
 ok new led
