@@ -13,7 +13,9 @@
  *  - a struct's validity is pushed down to its leaves with
  *    maybe_combine_null_buffers (see digest.h: OR of the bitmaps when both
  *    have nulls, one of them when only it is present and has nulls, none
- *    otherwise — the reference's exact case analysis).
+ *    otherwise — the reference's exact case analysis), per update call. A
+ *    null slot that the combination makes valid is hashed from the array's
+ *    buffers like any valid slot.
  * Invariants: a hasher holds deep copies of the schema strings it needs;
  * after finalize (or any hashing error) it refuses further updates.
  */

@@ -12,7 +12,10 @@
  * is the bitwise OR of the struct's and the child's validity when both have
  * nulls in the batch (arrow-digest utils::maybe_combine_null_buffers), so a
  * child that is null inside a valid struct is hashed as a value when the
- * struct has other nulls in the same batch.
+ * struct has other nulls in the same batch: the bytes the caller's array
+ * holds in that null slot. To match kamu, struct columns must therefore be
+ * fed in the batches of arrow-rs's Parquet reader, with the slot contents
+ * that reader leaves (digest_duckdb.c does this).
  *
  * silt_parquet_logical_hash (digest_duckdb.c) reads a Parquet file with DuckDB
  * and feeds the core with the Arrow types that the arrow-rs Parquet reader

@@ -13,9 +13,14 @@
  *    bytes);
  *  - validity of a nested value is ANDed with every enclosing struct's
  *    validity (arrow-rs derives child nulls from definition levels); null
- *    slots carry zero values / empty strings / empty lists.
- * Invariants: every buffer handed to the core lives until that chunk's
- * update returns (tmp list), DuckDB objects are destroyed on every path.
+ *    slots carry zero values / empty strings / empty lists;
+ *  - struct columns are fed in the reader's record batches (10,000 rows),
+ *    with the null slots of their boolean and fixed-width children filled
+ *    the way the reader leaves them (see "reader batches" below); other
+ *    columns are fed per DuckDB chunk, which gives the same digest.
+ * Invariants: every buffer handed to the core lives until that update
+ * returns (tmp list; chunks that a struct column still needs are kept for
+ * the next round), DuckDB objects are destroyed on every path.
  */
 #include <stdio.h>
 #include <pthread.h>
@@ -709,38 +714,360 @@ static int convert(conv_ctx *cx, duckdb_vector vec, size_t count, const silt_arr
     return silt_err(SILT_EINTERNAL, "logical hash: column '%s': unhandled type", col);
 }
 
-/* ------------------------------------------------------------ hashing jobs */
+/* ------------------------------------------------------------ reader batches
+ *
+ * kamu hashes the record batches of arrow-rs's ParquetRecordBatchReader,
+ * built with a batch size of 10,000 rows (LOGICAL_HASH_BATCH_SIZE in kamu's
+ * get_parquet_logical_hash). Two properties of those batches reach the
+ * digest of a struct column, and only of a struct column:
+ *  - the core combines a struct's validity with its children's per update
+ *    (digest.h), so a struct column must be fed in exactly the reader's
+ *    batches: rows [10000k, 10000(k+1)) of the file, across row groups;
+ *  - a child slot that is null while the combined validity says "valid" is
+ *    hashed as whatever value the reader left in it. arrow-rs decodes the
+ *    non-null values of a read segment densely, then moves them up to their
+ *    rows and leaves the null slots untouched (record_reader/buffer.rs,
+ *    pad_nulls), so the null slot at position p of a segment still holds
+ *    the p-th non-null value of the segment, or 0 when the segment has no
+ *    more than p of them. A segment is the part of one batch inside one row
+ *    group: the reader takes up the next column chunk there
+ *    (array_reader/mod.rs, read_records). This holds for booleans and every
+ *    fixed-width type; byte arrays and lists leave null slots empty, which
+ *    is what convert() writes.
+ * Other columns are hashed per DuckDB chunk: without structs the digest
+ * does not depend on how the rows are split.
+ */
+
+#define READER_BATCH_ROWS 10000
+
+/* Rows [off, off + len) of an array. */
+typedef struct piece {
+    const silt_arrow_array *a;
+    size_t off, len;
+} piece;
+
+static bool bit_at(const uint8_t *bits, size_t i)
+{
+    return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+static bool range_has_null(const uint8_t *bits, size_t from, size_t len)
+{
+    if (!bits)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!bit_at(bits, from + i))
+            return true;
+    return false;
+}
+
+/* Whether any struct in the tree of `a` has a null in rows [off, off+len):
+ * only then do the batch boundaries and null-slot values matter. */
+static bool struct_nulls(const silt_arrow_type *t, const silt_arrow_array *a, size_t off, size_t len)
+{
+    if (t->id != SILT_ARROW_STRUCT)
+        return false;
+    if (range_has_null(a->validity, a->offset + off, len))
+        return true;
+    for (size_t k = 0; k < t->num_children; k++)
+        if (struct_nulls(&t->children[k].type, &a->children[k], off, len))
+            return true;
+    return false;
+}
+
+/* Shallow view of rows [off, off+len) of a (struct children sliced too). */
+static int slice_tree(tmp_list *tmp, const silt_arrow_type *t, const silt_arrow_array *a, size_t off,
+                      size_t len, silt_arrow_array *out)
+{
+    *out = *a;
+    out->offset = a->offset + off;
+    out->length = len;
+    if (t->id != SILT_ARROW_STRUCT)
+        return 0;
+    silt_arrow_array *kids = tmp_alloc(tmp, t->num_children * sizeof *kids);
+    if (!kids)
+        return oom();
+    for (size_t k = 0; k < t->num_children; k++) {
+        int rc = slice_tree(tmp, &t->children[k].type, &a->children[k], off, len, &kids[k]);
+        if (rc)
+            return rc;
+    }
+    out->children = kids;
+    return 0;
+}
+
+/* Bytes per value of a boolean (as convert() stores it) or fixed-width
+ * type; 0 for the others. */
+static size_t value_width(const silt_arrow_type *t)
+{
+    switch (t->id) {
+    case SILT_ARROW_BOOL:
+        return 1;
+    case SILT_ARROW_INT:
+    case SILT_ARROW_FLOAT:
+    case SILT_ARROW_DECIMAL:
+    case SILT_ARROW_DATE:
+    case SILT_ARROW_TIME:
+        return (size_t)t->bit_width / 8;
+    case SILT_ARROW_TIMESTAMP:
+        return 8;
+    case SILT_ARROW_FIXED_BINARY:
+        return (size_t)t->byte_width;
+    default:
+        return 0;
+    }
+}
+
+/* Fills the null slots of rows [s0, s1) as the reader does: the slot at
+ * relative position p takes the p-th valid value of the segment, if any
+ * (that value lies at p or after it, and valid slots are never written). */
+static void pad_segment(uint8_t *vals, size_t w, const uint8_t *bm, size_t s0, size_t s1)
+{
+    size_t q = s0; /* scans for the next valid value */
+    for (size_t p = s0; p < s1; p++, q++) {
+        while (q < s1 && !bit_at(bm, q))
+            q++;
+        if (q == s1)
+            return; /* no p-th valid value: this slot and later ones stay 0 */
+        if (!bit_at(bm, p))
+            memcpy(vals + p * w, vals + q * w, w);
+    }
+}
+
+static int concat_validity(tmp_list *tmp, const piece *p, size_t np, size_t total,
+                           const uint8_t **out)
+{
+    *out = NULL;
+    bool any = false;
+    for (size_t k = 0; k < np && !any; k++)
+        any = range_has_null(p[k].a->validity, p[k].a->offset + p[k].off, p[k].len);
+    if (!any)
+        return 0;
+    uint8_t *bm = tmp_alloc(tmp, total / 8 + 1);
+    if (!bm)
+        return oom();
+    size_t at = 0;
+    for (size_t k = 0; k < np; k++)
+        for (size_t i = 0; i < p[k].len; i++, at++)
+            if (!p[k].a->validity || bit_at(p[k].a->validity, p[k].a->offset + p[k].off + i))
+                bm[at >> 3] |= (uint8_t)(1u << (at & 7));
+    *out = bm;
+    return 0;
+}
+
+static int concat(tmp_list *tmp, const silt_arrow_type *t, const piece *p, size_t np, size_t total,
+                  const size_t *segs, size_t nseg, silt_arrow_array *out);
+
+/* List pieces: every piece's whole item array is appended, the entries are
+ * shifted to point into the result. */
+static int concat_lists(tmp_list *tmp, const silt_arrow_type *t, const piece *p, size_t np,
+                        size_t total, silt_arrow_array *out)
+{
+    silt_arrow_list_entry *e = tmp_alloc(tmp, total * sizeof *e);
+    piece *ip = tmp_alloc(tmp, np * sizeof *ip);
+    silt_arrow_array *items = tmp_alloc(tmp, sizeof *items);
+    if (!e || !ip || !items)
+        return oom();
+    size_t at = 0, nitems = 0;
+    for (size_t k = 0; k < np; k++) {
+        const silt_arrow_array *a = p[k].a;
+        for (size_t i = 0; i < p[k].len; i++, at++) {
+            e[at] = a->lists[a->offset + p[k].off + i];
+            e[at].offset += nitems;
+        }
+        ip[k] = (piece){a->children, 0, a->children->length};
+        nitems += a->children->length;
+    }
+    int rc = concat(tmp, &t->children[0].type, ip, np, nitems, NULL, 0, items);
+    out->lists = e;
+    out->children = items;
+    return rc;
+}
+
+/* Concatenates the rows of `np` pieces into *out, with buffers of its own.
+ * segs (nseg + 1 row offsets from 0 to total) is given for arrays reached
+ * from a struct column through structs only: their boolean and fixed-width
+ * null slots are then filled segment by segment as the reader fills them. */
+static int concat(tmp_list *tmp, const silt_arrow_type *t, const piece *p, size_t np, size_t total,
+                  const size_t *segs, size_t nseg, silt_arrow_array *out)
+{
+    memset(out, 0, sizeof *out);
+    out->length = total;
+    int rc = concat_validity(tmp, p, np, total, &out->validity);
+    if (rc)
+        return rc;
+    if (t->id == SILT_ARROW_STRUCT) {
+        silt_arrow_array *kids = tmp_alloc(tmp, t->num_children * sizeof *kids);
+        piece *kp = tmp_alloc(tmp, np * sizeof *kp);
+        if (!kids || !kp)
+            return oom();
+        for (size_t c = 0; c < t->num_children && !rc; c++) {
+            for (size_t k = 0; k < np; k++)
+                kp[k] = (piece){&p[k].a->children[c], p[k].off, p[k].len};
+            rc = concat(tmp, &t->children[c].type, kp, np, total, segs, nseg, &kids[c]);
+        }
+        out->children = kids;
+        return rc;
+    }
+    if (t->id == SILT_ARROW_LIST)
+        return concat_lists(tmp, t, p, np, total, out);
+    if (t->id == SILT_ARROW_BINARY || t->id == SILT_ARROW_UTF8) {
+        silt_arrow_bytes *b = tmp_alloc(tmp, total * sizeof *b);
+        if (!b)
+            return oom();
+        for (size_t k = 0, at = 0; k < np; at += p[k].len, k++)
+            memcpy(b + at, p[k].a->bytes + p[k].a->offset + p[k].off, p[k].len * sizeof *b);
+        out->bytes = b;
+        return 0;
+    }
+    size_t w = value_width(t);
+    if (!w)
+        return silt_err(SILT_EINTERNAL, "logical hash: cannot concatenate type id %d", (int)t->id);
+    uint8_t *v = tmp_alloc(tmp, total * w);
+    if (!v)
+        return oom();
+    for (size_t k = 0, at = 0; k < np; at += p[k].len, k++)
+        memcpy(v + at * w, (const uint8_t *)p[k].a->values + (p[k].a->offset + p[k].off) * w,
+               p[k].len * w);
+    if (segs && out->validity)
+        for (size_t s = 0; s < nseg; s++)
+            pad_segment(v, w, out->validity, segs[s], segs[s + 1]);
+    out->values = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ hashing rounds */
 
 #define HASH_BATCH_CHUNKS 32
 
-/* Converts and hashes fields [begin, end) of every chunk of a batch, in
- * chunk order, with its own conversion scratch (one job per thread). */
+/* The chunks fetched for one round of hashing. Plain (non-struct) fields
+ * hash chunks [plain_from, n) whole; struct fields hash the file rows
+ * [bat_begin, bat_end), which start and end at reader batch boundaries (or
+ * the end of the file). chunks[0] may be a chunk carried over from the last
+ * round, which plain fields have hashed already and struct fields have not
+ * finished. */
+typedef struct hash_round {
+    duckdb_data_chunk *chunks;
+    size_t n;
+    size_t *rows;        /* rows of each chunk */
+    uint64_t first_row;  /* file row of chunks[0] row 0 */
+    size_t plain_from;
+    uint64_t bat_begin, bat_end;
+    const uint64_t *rg_start; /* file row where each row group starts */
+    size_t num_rg;
+} hash_round;
+
+/* Converts and hashes fields [begin, end) of a round, with its own
+ * conversion scratch (one job per thread). */
 typedef struct hash_job {
     silt_record_digest *dg;
-    duckdb_data_chunk *chunks;
-    size_t nchunks;
+    const hash_round *r;
     const silt_arrow_field *fields;
     size_t begin, end;
     int rc;
     char err[512];
 } hash_job;
 
+static bool is_batched(const silt_arrow_field *f)
+{
+    return f->type.id == SILT_ARROW_STRUCT;
+}
+
+/* Segment offsets of rows [x, y) (file rows): split at row group starts. */
+static size_t batch_segments(const hash_round *r, uint64_t x, uint64_t y, size_t *segs)
+{
+    size_t n = 0;
+    segs[n++] = 0;
+    for (size_t g = 0; g < r->num_rg; g++)
+        if (r->rg_start[g] > x && r->rg_start[g] < y)
+            segs[n++] = (size_t)(r->rg_start[g] - x);
+    segs[n] = (size_t)(y - x);
+    return n;
+}
+
+/* One reader batch [x, y) of struct field c, from the converted chunks. */
+static int hash_reader_batch(hash_job *j, conv_ctx *cx, size_t c, const silt_arrow_array *conv,
+                             uint64_t x, uint64_t y, silt_arrow_array *cols)
+{
+    const hash_round *r = j->r;
+    const silt_arrow_type *t = &j->fields[c].type;
+    piece *p = tmp_alloc(&cx->tmp, r->n * sizeof *p);
+    size_t *segs = tmp_alloc(&cx->tmp, (r->num_rg + 2) * sizeof *segs);
+    if (!p || !segs)
+        return oom();
+    size_t np = 0;
+    bool nulls = false;
+    uint64_t at = r->first_row;
+    for (size_t k = 0; k < r->n; at += r->rows[k], k++) {
+        uint64_t lo = at > x ? at : x, hi = at + r->rows[k] < y ? at + r->rows[k] : y;
+        if (lo >= hi)
+            continue;
+        p[np] = (piece){&conv[k], (size_t)(lo - at), (size_t)(hi - lo)};
+        nulls = nulls || struct_nulls(t, &conv[k], p[np].off, p[np].len);
+        np++;
+    }
+    int rc = 0;
+    if (!nulls) { /* no struct nulls: the split and null slots do not matter */
+        for (size_t k = 0; k < np && !rc; k++) {
+            rc = slice_tree(&cx->tmp, t, p[k].a, p[k].off, p[k].len, &cols[c]);
+            if (!rc)
+                rc = silt_record_digest_update_fields(j->dg, cols, p[k].len, c, c + 1);
+        }
+        return rc;
+    }
+    size_t nseg = batch_segments(r, x, y, segs);
+    rc = concat(&cx->tmp, t, p, np, (size_t)(y - x), segs, nseg, &cols[c]);
+    if (!rc)
+        rc = silt_record_digest_update_fields(j->dg, cols, (size_t)(y - x), c, c + 1);
+    return rc;
+}
+
+/* Struct field c over the round's rows [bat_begin, bat_end), batch by batch. */
+static int hash_struct_field(hash_job *j, conv_ctx *cx, size_t c, silt_arrow_array *cols)
+{
+    const hash_round *r = j->r;
+    silt_arrow_array *conv = tmp_alloc(&cx->tmp, r->n * sizeof *conv);
+    if (!conv)
+        return oom();
+    int rc = 0;
+    uint64_t at = r->first_row;
+    for (size_t k = 0; k < r->n && !rc; at += r->rows[k], k++)
+        if (at + r->rows[k] > r->bat_begin && at < r->bat_end)
+            rc = convert(cx, duckdb_data_chunk_get_vector(r->chunks[k], c), r->rows[k],
+                         &j->fields[c], NULL, &conv[k], j->fields[c].name);
+    for (uint64_t x = r->bat_begin; x < r->bat_end && !rc;) {
+        uint64_t y = (x / READER_BATCH_ROWS + 1) * READER_BATCH_ROWS;
+        if (y > r->bat_end)
+            y = r->bat_end;
+        rc = hash_reader_batch(j, cx, c, conv, x, y, cols);
+        x = y;
+    }
+    tmp_clear(&cx->tmp);
+    return rc;
+}
+
 static void *hash_job_run(void *arg)
 {
     hash_job *j = arg;
+    const hash_round *r = j->r;
     conv_ctx cx = {{0}};
     silt_arrow_array *cols = calloc(j->end ? j->end : 1, sizeof *cols);
     if (!cols)
         j->rc = oom();
-    for (size_t k = 0; !j->rc && k < j->nchunks; k++) {
-        size_t n = (size_t)duckdb_data_chunk_get_size(j->chunks[k]);
-        for (size_t c = j->begin; c < j->end && !j->rc; c++)
-            j->rc = convert(&cx, duckdb_data_chunk_get_vector(j->chunks[k], c), n, &j->fields[c], NULL,
-                            &cols[c], j->fields[c].name);
-        if (!j->rc)
-            j->rc = silt_record_digest_update_fields(j->dg, cols, n, j->begin, j->end);
+    for (size_t k = r->plain_from; !j->rc && k < r->n; k++) {
+        /* each run [c, c1) of plain fields in one update */
+        for (size_t c = j->begin, c1; c < j->end && !j->rc; c = c1 + 1) {
+            for (c1 = c; c1 < j->end && !is_batched(&j->fields[c1]) && !j->rc; c1++)
+                j->rc = convert(&cx, duckdb_data_chunk_get_vector(r->chunks[k], c1), r->rows[k],
+                                &j->fields[c1], NULL, &cols[c1], j->fields[c1].name);
+            if (!j->rc && c1 > c)
+                j->rc = silt_record_digest_update_fields(j->dg, cols, r->rows[k], c, c1);
+        }
         tmp_clear(&cx.tmp);
     }
+    for (size_t c = j->begin; c < j->end && !j->rc; c++)
+        if (is_batched(&j->fields[c]))
+            j->rc = hash_struct_field(j, &cx, c, cols);
     if (j->rc)
         snprintf(j->err, sizeof j->err, "%s", silt_error_last());
     tmp_clear(&cx.tmp);
@@ -749,7 +1076,272 @@ static void *hash_job_run(void *arg)
     return NULL;
 }
 
+/* Hashes one round: fields [0, split) here, [split, n) by a second thread.
+ * Every column has its own hasher, and SHA3 over the values is the dominant
+ * cost of a large slice. */
+static int hash_round_run(silt_record_digest *dg, const hash_round *r,
+                          const silt_arrow_field *fields, size_t nfields, const char *path)
+{
+    size_t split = nfields > 1 ? (nfields + 1) / 2 : nfields;
+    hash_job job = {dg, r, fields, split, nfields, 0, ""};
+    pthread_t th;
+    bool threaded = split < nfields && pthread_create(&th, NULL, hash_job_run, &job) == 0;
+    if (!threaded) {
+        job.begin = 0; /* one thread does every field */
+        hash_job_run(&job);
+    } else {
+        hash_job mine = {dg, r, fields, 0, split, 0, ""};
+        hash_job_run(&mine);
+        pthread_join(th, NULL);
+        if (mine.rc && !job.rc) {
+            job.rc = mine.rc;
+            memcpy(job.err, mine.err, sizeof job.err);
+        }
+    }
+    if (!job.rc)
+        return 0;
+    silt_record_digest_fail(dg);
+    return silt_err(job.rc, "%s: %s", path, job.err);
+}
+
+/* ------------------------------------------------------------ the stream */
+
+typedef struct rg_list {
+    uint64_t *start; /* file row where each row group starts */
+    size_t n, cap;
+    uint64_t total;
+    int rc;
+} rg_list;
+
+static int rg_row(void *ctx, size_t ncols, const char *const *names, const char *const *v)
+{
+    (void)names;
+    rg_list *g = ctx;
+    if (ncols < 1 || !v[0])
+        return g->rc = silt_err(SILT_ECORRUPT, "logical hash: row group without a row count");
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        uint64_t *ns = realloc(g->start, cap * sizeof *ns);
+        if (!ns)
+            return g->rc = oom();
+        g->start = ns;
+        g->cap = cap;
+    }
+    g->start[g->n++] = g->total;
+    g->total += strtoull(v[0], NULL, 10);
+    return 0;
+}
+
+/* Where the row groups start (only needed when there are struct columns). */
+static int load_row_groups(silt_engine *e, const char *qpath, rg_list *g)
+{
+    size_t len = strlen(qpath) + 160;
+    char *sql = malloc(len);
+    if (!sql)
+        return oom();
+    snprintf(sql, len,
+             "SELECT any_value(row_group_num_rows) FROM parquet_metadata(%s) "
+             "GROUP BY row_group_id ORDER BY row_group_id", qpath);
+    int rc = silt_engine_query_rows(e, sql, rg_row, g);
+    free(sql);
+    return rc ? rc : g->rc;
+}
+
+typedef struct stream {
+    duckdb_result *res;
+    silt_record_digest *dg;
+    const silt_arrow_field *fields;
+    size_t nfields;
+    bool batched; /* some field is a struct */
+    const rg_list *rg;
+    const char *path;
+} stream;
+
+/* Fetches the next chunk into *out (NULL at the end). */
+static int next_chunk(stream *s, duckdb_data_chunk *out)
+{
+    *out = duckdb_fetch_chunk(*s->res);
+    if (!*out)
+        return duckdb_result_error(s->res) ? silt_engine_result_error(s->res, s->path) : 0;
+    if (duckdb_data_chunk_get_size(*out) == 0)
+        duckdb_destroy_data_chunk(out);
+    return 0;
+}
+
+typedef struct chunk_buf {
+    duckdb_data_chunk *c;
+    size_t *rows;
+    size_t n, cap;
+} chunk_buf;
+
+static int chunk_push(chunk_buf *b, duckdb_data_chunk c)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : HASH_BATCH_CHUNKS + 2;
+        duckdb_data_chunk *nc = realloc(b->c, cap * sizeof *nc);
+        if (nc)
+            b->c = nc;
+        size_t *nr = nc ? realloc(b->rows, cap * sizeof *nr) : NULL;
+        if (!nr)
+            return oom();
+        b->rows = nr;
+        b->cap = cap;
+    }
+    b->rows[b->n] = (size_t)duckdb_data_chunk_get_size(c);
+    b->c[b->n++] = c;
+    return 0;
+}
+
+/* Index of the first chunk holding a row at or after `row`. */
+static size_t chunk_at(const chunk_buf *b, uint64_t first, uint64_t row)
+{
+    size_t k = 0;
+    for (; k < b->n && first + b->rows[k] <= row; k++)
+        first += b->rows[k];
+    return k;
+}
+
+/* Whether a round with struct fields should fetch more: it needs one whole
+ * reader batch past bat_begin, and stops once the last batch boundary lies
+ * in its last chunk, so that only that chunk is carried over. */
+static bool want_more(const chunk_buf *b, uint64_t bat_begin, uint64_t end)
+{
+    if (end < bat_begin + READER_BATCH_ROWS)
+        return true;
+    return end % READER_BATCH_ROWS >= b->rows[b->n - 1];
+}
+
+/* Fetches chunks for the next round: at least HASH_BATCH_CHUNKS new ones
+ * and, with struct fields, what want_more() asks for. *end is the file row
+ * after the last chunk held. */
+static int fetch_round(stream *s, chunk_buf *b, uint64_t bat_begin, uint64_t *end, bool *eof)
+{
+    int rc = 0;
+    for (size_t got = 0; !rc && !*eof &&
+                         (got < HASH_BATCH_CHUNKS || (s->batched && want_more(b, bat_begin, *end)));) {
+        duckdb_data_chunk c;
+        if ((rc = next_chunk(s, &c)) != 0)
+            break;
+        if (!c) {
+            *eof = true;
+            break;
+        }
+        if ((rc = chunk_push(b, c)) != 0) {
+            duckdb_destroy_data_chunk(&c);
+            break;
+        }
+        *end += b->rows[b->n - 1];
+        got++;
+    }
+    return rc;
+}
+
+/* Reads and hashes the whole result; *rows gets the row count. Chunks that
+ * hold rows of a reader batch not yet complete stay for the next round
+ * (`carried`: plain fields have hashed them already). */
+static int stream_all(stream *s, uint64_t *rows)
+{
+    chunk_buf b = {0};
+    uint64_t first = 0, end = 0, bat_begin = 0; /* file rows: b.c[0], after b, struct fields */
+    size_t carried = 0;
+    bool eof = false;
+    int rc = 0;
+    *rows = 0;
+    while (!rc && !eof) {
+        rc = fetch_round(s, &b, bat_begin, &end, &eof);
+        if (rc || b.n == 0)
+            break;
+        hash_round r = {b.c, b.n, b.rows, first, carried, bat_begin, bat_begin,
+                        s->rg->start, s->rg->n};
+        if (s->batched)
+            r.bat_end = eof ? end : end / READER_BATCH_ROWS * READER_BATCH_ROWS;
+        rc = hash_round_run(s->dg, &r, s->fields, s->nfields, s->path);
+        for (size_t k = carried; k < b.n; k++)
+            *rows += b.rows[k];
+        size_t keep = s->batched ? chunk_at(&b, first, r.bat_end) : b.n;
+        for (size_t k = 0; k < keep; k++) {
+            first += b.rows[k];
+            duckdb_destroy_data_chunk(&b.c[k]);
+        }
+        memmove(b.c, b.c + keep, (b.n - keep) * sizeof *b.c);
+        memmove(b.rows, b.rows + keep, (b.n - keep) * sizeof *b.rows);
+        b.n -= keep;
+        carried = b.n;
+        bat_begin = r.bat_end;
+    }
+    for (size_t k = 0; k < b.n; k++)
+        duckdb_destroy_data_chunk(&b.c[k]);
+    free(b.c);
+    free(b.rows);
+    return rc;
+}
+
 /* ------------------------------------------------------------ entry point */
+
+/* The Arrow schema of the file, as arrow-rs derives it. */
+static int load_schema(silt_engine *e, const char *qpath, const char *path, pq_schema *sch,
+                       silt_arrow_field **fields, size_t *nfields)
+{
+    size_t len = strlen(qpath) + 200;
+    char *sql = malloc(len);
+    if (!sql)
+        return oom();
+    snprintf(sql, len,
+             "SELECT name, type, type_length, repetition_type, num_children, converted_type, "
+             "scale, precision, logical_type FROM parquet_schema(%s)", qpath);
+    int rc = silt_engine_query_rows(e, sql, schema_row, sch);
+    free(sql);
+    if (rc == 0)
+        rc = sch->rc;
+    if (rc)
+        return silt_err_context(rc, "%s", path);
+    if (sch->n == 0 || sch->nodes[0].num_children <= 0)
+        return silt_err(SILT_EINVAL, "%s: Parquet file without columns", path);
+    *nfields = (size_t)sch->nodes[0].num_children;
+    *fields = calloc(*nfields, sizeof **fields);
+    if (!*fields)
+        return oom();
+    size_t pos = 1;
+    for (size_t i = 0; i < *nfields && !rc; i++)
+        rc = arrow_field(sch, &pos, &(*fields)[i], NULL);
+    if (!rc && pos != sch->n)
+        rc = silt_err(SILT_ECORRUPT, "logical hash: inconsistent Parquet schema");
+    return rc ? silt_err_context(rc, "%s", path) : 0;
+}
+
+/* Streams `SELECT *` of the file through the hasher. */
+static int hash_rows(silt_engine *e, const char *qpath, stream *s, uint64_t *rows)
+{
+    size_t len = strlen(qpath) + 40;
+    char *sql = malloc(len);
+    if (!sql)
+        return oom();
+    snprintf(sql, len, "SELECT * FROM read_parquet(%s)", qpath);
+    duckdb_prepared_statement stmt = NULL;
+    duckdb_result res;
+    int rc = 0;
+    if (duckdb_prepare(silt_engine_conn(e), sql, &stmt) == DuckDBError) {
+        rc = silt_err(SILT_EINVAL, "%s: %s", s->path, duckdb_prepare_error(stmt));
+        goto done;
+    }
+    if (duckdb_execute_prepared_streaming(stmt, &res) == DuckDBError) {
+        rc = silt_engine_result_error(&res, s->path);
+        duckdb_destroy_result(&res);
+        goto done;
+    }
+    if (duckdb_column_count(&res) != s->nfields)
+        rc = silt_err(SILT_EINTERNAL, "%s: DuckDB reads %llu columns, the Parquet schema has %zu",
+                      s->path, (unsigned long long)duckdb_column_count(&res), s->nfields);
+    s->res = &res;
+    if (!rc)
+        rc = stream_all(s, rows);
+    duckdb_destroy_result(&res);
+done:
+    if (stmt)
+        duckdb_destroy_prepare(&stmt);
+    free(sql);
+    return rc;
+}
 
 int silt_parquet_logical_hash(struct silt_engine *e, const char *path,
                               uint8_t out[SILT_ARROW_MH_LEN], uint64_t *num_rows)
@@ -758,125 +1350,29 @@ int silt_parquet_logical_hash(struct silt_engine *e, const char *path,
     silt_arrow_field *fields = NULL;
     size_t nfields = 0;
     silt_record_digest *dg = NULL;
-    char *qpath = NULL, *sql = NULL;
-    duckdb_prepared_statement stmt = NULL;
-    duckdb_result res;
-    bool have_res = false;
-    conv_ctx cx = {{0}};
-    silt_arrow_array *cols = NULL;
+    rg_list rg = {0};
+    stream s = {0};
     uint64_t rows = 0;
     int rc = 0;
 
-    qpath = silt_sql_str(path);
+    char *qpath = silt_sql_str(path);
     if (!qpath) {
         rc = oom();
         goto done;
     }
-    size_t sql_len = strlen(qpath) + 200;
-    sql = malloc(sql_len);
-    if (!sql) {
-        rc = oom();
-        goto done;
-    }
-    snprintf(sql, sql_len,
-             "SELECT name, type, type_length, repetition_type, num_children, converted_type, "
-             "scale, precision, logical_type FROM parquet_schema(%s)", qpath);
-    rc = silt_engine_query_rows(e, sql, schema_row, &sch);
-    if (rc == 0)
-        rc = sch.rc;
-    if (rc) {
+    rc = load_schema(e, qpath, path, &sch, &fields, &nfields);
+    if (!rc && (rc = silt_record_digest_new(&dg, fields, nfields)) != 0)
         silt_err_context(rc, "%s", path);
-        goto done;
-    }
-    if (sch.n == 0 || sch.nodes[0].num_children <= 0) {
-        rc = silt_err(SILT_EINVAL, "%s: Parquet file without columns", path);
-        goto done;
-    }
-    nfields = (size_t)sch.nodes[0].num_children;
-    fields = calloc(nfields, sizeof *fields);
-    cols = calloc(nfields, sizeof *cols);
-    if (!fields || !cols) {
-        rc = oom();
-        goto done;
-    }
-    size_t pos = 1;
-    for (size_t i = 0; i < nfields && !rc; i++)
-        rc = arrow_field(&sch, &pos, &fields[i], NULL);
-    if (!rc && pos != sch.n)
-        rc = silt_err(SILT_ECORRUPT, "logical hash: inconsistent Parquet schema");
+    s = (stream){NULL, dg, fields, nfields, false, &rg, path};
+    for (size_t i = 0; i < nfields; i++)
+        s.batched = s.batched || is_batched(&fields[i]);
+    if (!rc && s.batched && (rc = load_row_groups(e, qpath, &rg)) != 0)
+        silt_err_context(rc, "%s", path);
     if (!rc)
-        rc = silt_record_digest_new(&dg, fields, nfields);
-    if (rc) {
-        silt_err_context(rc, "%s", path);
-        goto done;
-    }
-
-    snprintf(sql, sql_len, "SELECT * FROM read_parquet(%s)", qpath);
-    duckdb_connection conn = silt_engine_conn(e);
-    if (duckdb_prepare(conn, sql, &stmt) == DuckDBError) {
-        rc = silt_err(SILT_EINVAL, "%s: %s", path, duckdb_prepare_error(stmt));
-        goto done;
-    }
-    if (duckdb_execute_prepared_streaming(stmt, &res) == DuckDBError) {
-        have_res = true;
-        rc = silt_engine_result_error(&res, path);
-        goto done;
-    }
-    have_res = true;
-    if (duckdb_column_count(&res) != nfields) {
-        rc = silt_err(SILT_EINTERNAL, "%s: DuckDB reads %llu columns, the Parquet schema has %zu",
-                      path, (unsigned long long)duckdb_column_count(&res), nfields);
-        goto done;
-    }
-    /* Chunks are fetched in batches; the columns of a batch are converted
-     * and hashed by two threads (fields [0, split) here, [split, n) by the
-     * worker): every column has its own hasher, and SHA3 over the values is
-     * the dominant cost of a large slice. */
-    size_t split = nfields > 1 ? (nfields + 1) / 2 : nfields;
-    duckdb_data_chunk batch[HASH_BATCH_CHUNKS];
-    for (bool eof = false; !eof && !rc;) {
-        size_t nb = 0;
-        while (nb < HASH_BATCH_CHUNKS) {
-            duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
-            if (!chunk) {
-                if (duckdb_result_error(&res))
-                    rc = silt_engine_result_error(&res, path);
-                eof = true;
-                break;
-            }
-            if (duckdb_data_chunk_get_size(chunk) == 0) {
-                duckdb_destroy_data_chunk(&chunk);
-                eof = true;
-                break;
-            }
-            batch[nb++] = chunk;
-        }
-        if (!rc && nb) {
-            hash_job job = {dg, batch, nb, fields, split, nfields, 0, ""};
-            pthread_t th;
-            bool threaded = split < nfields && pthread_create(&th, NULL, hash_job_run, &job) == 0;
-            if (!threaded) {
-                job.begin = 0; /* one thread does every field */
-                hash_job_run(&job);
-            } else {
-                hash_job mine = {dg, batch, nb, fields, 0, split, 0, ""};
-                hash_job_run(&mine);
-                pthread_join(th, NULL);
-                if (mine.rc && !job.rc) {
-                    job.rc = mine.rc;
-                    memcpy(job.err, mine.err, sizeof job.err);
-                }
-            }
-            if (job.rc) {
-                silt_record_digest_fail(dg);
-                rc = silt_err(job.rc, "%s: %s", path, job.err);
-            }
-            for (size_t i = 0; i < nb; i++)
-                rows += (uint64_t)duckdb_data_chunk_get_size(batch[i]);
-        }
-        for (size_t i = 0; i < nb; i++)
-            duckdb_destroy_data_chunk(&batch[i]);
-    }
+        rc = hash_rows(e, qpath, &s, &rows);
+    if (!rc && s.batched && rows != rg.total)
+        rc = silt_err(SILT_ECORRUPT, "%s: DuckDB read %llu rows, the row groups hold %llu", path,
+                      (unsigned long long)rows, (unsigned long long)rg.total);
     if (!rc) {
         uint8_t digest[SILT_ARROW_DIGEST_LEN];
         rc = silt_record_digest_finalize(dg, digest);
@@ -888,19 +1384,12 @@ int silt_parquet_logical_hash(struct silt_engine *e, const char *path,
     }
 
 done:
-    if (have_res)
-        duckdb_destroy_result(&res);
-    if (stmt)
-        duckdb_destroy_prepare(&stmt);
-    tmp_clear(&cx.tmp);
-    free(cx.tmp.p);
     silt_record_digest_free(dg);
     for (size_t i = 0; fields && i < nfields; i++)
         afields_free((silt_arrow_field *)fields[i].type.children, fields[i].type.num_children);
     free(fields);
-    free(cols);
+    free(rg.start);
     schema_free(&sch);
-    free(sql);
     free(qpath);
     return rc;
 }

@@ -2,13 +2,16 @@
 """Independent reference ("oracle") for arrow-digest RecordDigestV0<Sha3_256>.
 
 This is the logical hash Open Data Fabric records for a data slice. The
-oracle was written from the arrow-digest sources only (crate 57.x, commit
-f217a1d), as a cross-check for the C implementation. Stdlib only.
+oracle was written from the upstream sources only, as a cross-check for the
+C implementation: arrow-digest (crate 57.x, commit f217a1d) for the hash, and
+arrow-rs parquet 58.4.0 (the version kamu-cli locks) for the record batches
+its Parquet reader hands to it. Stdlib only.
 
 Usage
 -----
     python3 arrow_digest_oracle.py FILE.json              -> 64 hex chars
     python3 arrow_digest_oracle.py --multihash FILE.json  -> "f9680c00120" + hex
+    FILE "-" reads the JSON from standard input.
     --self-test          check hand-assembled streams, invariants and fixtures
     --null-combine=and   use the intended AND semantics for struct nulls
                          (differs from upstream; see QUIRKS below). The default
@@ -17,7 +20,9 @@ Usage
 Input format (JSON)
 -------------------
     {"fields": [FIELD, ...],            # top-level columns, in schema order
-     "batch_sizes": [n1, n2, ...]}      # optional; see below
+     "row_groups": [n1, n2, ...],       # optional; see "Reading" below
+     "batch_size": n,                   # optional; default 10000
+     "batch_sizes": [n1, n2, ...]}      # optional; see "Reading" below
 
     FIELD = {"name": str, "nullable": bool, "type": TYPE, "values": [...]}
     (A field nested in a struct has no "values".) Values are in row order,
@@ -44,20 +49,31 @@ Input format (JSON)
                values are JSON objects keyed by child name, or null. A missing
                key is read as null.
 
-    "batch_sizes" optionally splits the rows into consecutive record batches.
-    Each batch is one RecordDigest.update() call. The default is a single
-    batch. This matters only for the struct-null quirk below.
+Reading (which arrow-rs data the JSON stands for)
+-------------------------------------------------
+The rows are those of a Parquet file read back the way kamu computes the
+logical hash: arrow-rs's ParquetRecordBatchReader with a batch size of 10,000
+rows (kamu's LOGICAL_HASH_BATCH_SIZE), each record batch one
+RecordDigest.update() call.
 
-Data model for nulls (which arrow-rs data the JSON stands for)
---------------------------------------------------------------
+  * "row_groups" gives the row count of each row group of the file (default:
+    one row group). "batch_size" gives the reader's batch size (default
+    10000): batches are consecutive runs of that many rows, across row
+    groups; the last one may be shorter. "batch_sizes" instead lists the
+    batches explicitly. Batches only matter for structs with nulls.
   * An array has a validity bitmap only if it has at least one null in the
     batch. arrow-rs ArrayData drops all-valid bitmaps when it builds arrays.
   * If a struct row is null, every descendant is null in its own bitmap at
-    that row. This matches arrays decoded from Parquet definition levels.
-  * Some rows are hashed as "valid" even though the element is null (only
-    possible through the OR quirk). They hash the physical default of the
-    slot: zero bytes for fixed-width types, false for bool, empty for
-    binary/utf8/list. This is implementation-defined in Arrow.
+    that row: nulls come from Parquet definition levels.
+  * Null slots hold what the reader leaves in them. For booleans and
+    fixed-width types (ints, floats, decimals, dates, times, timestamps,
+    fixed_size_binary) the reader decodes the non-null values of a read
+    segment densely and moves them up to their rows without clearing the
+    others: the null slot at position p of a segment keeps the p-th non-null
+    value of the segment (counting from 0), or zero bytes / false if the
+    segment has at most p non-null values. A segment is the part of one
+    batch inside one row group. utf8/binary and list null slots are empty.
+    Only slots hashed as valid through the quirk below can show this.
 
 QUIRKS
 ------
@@ -68,10 +84,10 @@ Upstream combines a parent bitmap with a child bitmap like this (1 = valid):
   any other case                      -> no bitmap (everything valid)
 With Parquet-shaped data, a leaf's effective nulls are the nulls of the
 outermost struct ancestor, or of the leaf itself, that has any null in the
-batch. Extra nulls deeper down are ignored and their physical default is
-hashed. The result also depends on how the rows are split into batches.
-Before arrow-digest v35 the combination was AND; use --null-combine=and to
-get that.
+batch. Extra nulls deeper down are ignored: those slots are hashed as values,
+namely the null-slot contents described above. The result therefore depends
+on how the rows are split into batches and row groups. Before arrow-digest
+v35 the combination was AND; use --null-combine=and to get that.
 """
 
 import hashlib
@@ -326,15 +342,19 @@ def check_non_nullable(name, nullable, values, parent_valid):
             raise OracleError("non-nullable field %r has a null at row %d" % (name, i))
 
 
-def hash_array(h, t, values, parent_bm, mode):
-    """Feed one array into hasher h, using the parent bitmap passed in."""
+def hash_array(h, t, values, parent_bm, mode, slots=None):
+    """Feed one array into hasher h, using the parent bitmap passed in.
+    slots, if given, holds what the reader left in each null slot."""
     bm = maybe_combine(parent_bm, own_bitmap(values), mode)
     k = t["kind"]
     for i, v in enumerate(values):
         if bm is not None and not bm[i]:
             h.update(b"\x00")  # null marker
             continue
-        # a valid slot (v can be None only through the OR quirk: physical default)
+        # a valid slot: v is None only through the OR quirk, and then the
+        # slot holds what the reader left there (None: zeros / false / empty)
+        if v is None and slots is not None:
+            v = slots[i]
         if k == "bool":
             if v is not None and not isinstance(v, bool):
                 raise OracleError("bool value must be true/false: %r" % (v,))
@@ -365,6 +385,58 @@ def hash_array(h, t, values, parent_bm, mode):
             hash_array(h, it["type"], items, None, mode)
         else:
             h.update(encode_fixed(t, v))
+
+
+# --------------------------------------------------------------------------
+# What the arrow-rs Parquet reader leaves in null slots
+# --------------------------------------------------------------------------
+
+DENSE_KINDS = ("int", "uint", "float", "bool", "fixed_size_binary", "date32", "date64",
+               "time32", "time64", "timestamp", "decimal")
+
+
+def reader_slots(t, values, segments):
+    """Null-slot contents of a leaf array of one batch (None = zeros/false/empty).
+    Within each segment (start, end) the non-null values are decoded densely
+    into the first slots, then each is moved up to its own row; null slots are
+    never written (arrow-rs record_reader/buffer.rs, pad_nulls)."""
+    slots = [None] * len(values)
+    if t["kind"] not in DENSE_KINDS:
+        return slots  # byte arrays and lists: null slots are empty
+    for start, end in segments:
+        dense = [v for v in values[start:end] if v is not None]
+        for p in range(start, end):
+            if values[p] is None and p - start < len(dense):
+                slots[p] = dense[p - start]
+    return slots
+
+
+def reader_batches(doc, nrows):
+    """[(start, size, segments)] for each record batch; segments are
+    (start, end) pairs relative to the batch, split at row group starts."""
+    groups = doc.get("row_groups", [nrows])
+    if (not isinstance(groups, list) or any(not isinstance(g, int) or g < 0 for g in groups)
+            or sum(groups) != nrows):
+        raise OracleError("row_groups must be non-negative ints summing to the row count")
+    sizes = doc.get("batch_sizes")
+    if sizes is None:
+        bs = doc.get("batch_size", 10000)
+        if isinstance(bs, bool) or not isinstance(bs, int) or bs <= 0:
+            raise OracleError("batch_size must be a positive int")
+        sizes = [min(bs, nrows - s) for s in range(0, nrows, bs)]
+    if (not isinstance(sizes, list) or any(not isinstance(s, int) or s < 0 for s in sizes)
+            or sum(sizes) != nrows):
+        raise OracleError("batch_sizes must be non-negative ints summing to the row count")
+    starts, at = [], 0
+    for g in groups:
+        starts.append(at)
+        at += g
+    out, start = [], 0
+    for size in sizes:
+        cuts = [0] + [g - start for g in starts if start < g < start + size] + [size]
+        out.append((start, size, list(zip(cuts, cuts[1:]))))
+        start += size
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -437,23 +509,16 @@ def record_digest(doc, mode="or"):
         col_hashers.append(h)
 
     # RecordDigestV0::update, once per batch
-    sizes = doc.get("batch_sizes")
-    if sizes is None:
-        sizes = [nrows]
-    if (not isinstance(sizes, list) or any(not isinstance(s, int) or s < 0 for s in sizes)
-            or sum(sizes) != nrows):
-        raise OracleError("batch_sizes must be non-negative ints summing to the row count")
-    start = 0
-    for size in sizes:
+    for start, size, segments in reader_batches(doc, nrows):
         cols = [f["values"][start:start + size] for f in fields]
         idx = [0]
 
         def leaf(f, vals, parent_bm):
-            hash_array(col_hashers[idx[0]], f["type"], vals, parent_bm, mode)
+            slots = reader_slots(f["type"], vals, segments)
+            hash_array(col_hashers[idx[0]], f["type"], vals, parent_bm, mode, slots)
             idx[0] += 1
 
         walk_columns(fields, cols, None, None, leaf, mode)
-        start += size
 
     # RecordDigestV0::finalize -- column digests in leaf order into the combined hasher
     for h in col_hashers:
@@ -561,9 +626,60 @@ def self_test(fixture_dir=None):
     check(record_digest(q) == record_digest(q0), "OR quirk: ignored child null hashes zero")
     check(record_digest(q, "and") != record_digest(q0, "and"), "AND mode keeps child null")
 
-    # 4. Fixtures
+    # null slots hashed as values hold what the reader left there: per segment,
+    # the slot at position p keeps the p-th non-null value, else zero / false
+    def sdoc(rows, **extra):
+        d = {"fields": [{"name": "s", "nullable": True, "type": {"kind": "struct", "fields": [
+            {"name": "c", "nullable": True, "type": {"kind": "int", "bits": 32}},
+            {"name": "b", "nullable": True, "type": {"kind": "bool"}},
+            {"name": "u", "nullable": True, "type": {"kind": "utf8"}}]},
+            "values": rows}]}
+        d.update(extra)
+        return d
+    N = None
+    rows = [{"c": N, "b": N, "u": N}, N, {"c": 5, "b": True, "u": "x"},
+            {"c": N, "b": N, "u": N}, {"c": 7, "b": False, "u": "y"}]
+    # one segment: non-null c = [5, 7], b = [true, false]; slot 0 <- #0, slot 3 <- none
+    same = [{"c": 5, "b": True, "u": ""}, N, {"c": 5, "b": True, "u": "x"},
+            {"c": 0, "b": False, "u": ""}, {"c": 7, "b": False, "u": "y"}]
+    check(record_digest(sdoc(rows)) == record_digest(sdoc(same)), "null slots: one segment")
+    # row groups [2, 3]: segment 1 has no non-null value, segment 2 = [5, 7]: row 3 <- 7
+    same = [{"c": 0, "b": False, "u": ""}, N, {"c": 5, "b": True, "u": "x"},
+            {"c": 7, "b": False, "u": ""}, {"c": 7, "b": False, "u": "y"}]
+    check(record_digest(sdoc(rows, row_groups=[2, 3])) == record_digest(sdoc(same, row_groups=[2, 3])),
+          "null slots: split at row groups")
+    check(record_digest(sdoc(rows, row_groups=[2, 3])) != record_digest(sdoc(rows)),
+          "null slots: row groups change the digest")
+    # batches of 2: batch [0, 2) has struct nulls (slot 0 <- 0); batch [2, 4) has
+    # none, so row 3 is hashed as a null
+    same = [{"c": 0, "b": False, "u": ""}, N, {"c": 5, "b": True, "u": "x"},
+            {"c": N, "b": N, "u": N}, {"c": 7, "b": False, "u": "y"}]
+    check(record_digest(sdoc(rows, batch_size=2)) == record_digest(sdoc(same, batch_size=2)),
+          "null slots: split at batches")
+    check(record_digest(sdoc(rows, batch_size=2)) == record_digest(sdoc(rows, batch_sizes=[2, 2, 1])),
+          "batch_size = explicit batch_sizes")
+
+    # 4. Fixtures: NAME.json -> NAME.hex; a generator NAME.py prints the JSON,
+    #    NAME.hex is its output without arguments, NAME.ARG.hex with ARG
     if fixture_dir and os.path.isdir(fixture_dir):
-        for name in sorted(os.listdir(fixture_dir)):
+        import subprocess
+        names = sorted(os.listdir(fixture_dir))
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            stem = name[:-3]
+            hexes = [h for h in names if h.endswith(".hex") and
+                     (h == stem + ".hex" or h.startswith(stem + "."))]
+            if not hexes:
+                failures.append("generator %s without a .hex" % name)
+            for h in hexes:
+                arg = h[len(stem) + 1:-4]
+                cmd = [sys.executable, os.path.join(fixture_dir, name)] + ([arg] if arg else [])
+                doc = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout)
+                with open(os.path.join(fixture_dir, h)) as fh:
+                    want = fh.read().strip()
+                check(record_digest(doc) == want, "generated fixture " + h)
+        for name in names:
             if not name.endswith(".json"):
                 continue
             hexp = os.path.join(fixture_dir, name[:-5] + ".hex")
@@ -607,8 +723,11 @@ def main(argv):
         sys.stderr.write("usage: arrow_digest_oracle.py [--multihash] [--null-combine=or|and] FILE.json\n")
         return 2
     try:
-        with open(paths[0], "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
+        if paths[0] == "-":
+            doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        else:
+            with open(paths[0], "rb") as fh:
+                doc = json.loads(fh.read().decode("utf-8"))
         digest = record_digest(doc, mode)
     except (OracleError, ValueError, OSError) as e:
         sys.stderr.write("arrow_digest_oracle: %s\n" % e)

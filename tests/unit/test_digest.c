@@ -718,6 +718,106 @@ static void test_parquet_utc_ms(void **state)
     assert_memory_equal(utc, want, SILT_ARROW_MH_LEN);
 }
 
+/* A nullable struct whose children are null in rows where the struct is
+ * present, while other rows of the same reader batch have the struct itself
+ * null: the reference hashes those children as the values arrow-rs's
+ * Parquet reader leaves in the slots (the p-th non-null value of the read
+ * segment, else 0), and combines struct nulls per batch of 10,000 rows.
+ * 25,000 rows; the formulas are those of tests/fixtures/digest/
+ * struct_segments.py, which gives the oracle's input. */
+static const char *STRUCT_SEGMENTS_SQL =
+    "CREATE OR REPLACE TABLE t AS SELECT i::BIGINT AS \"offset\", "
+    " CASE WHEN i % 10 = 3 THEN NULL ELSE (i * 7)::INTEGER END AS top, "
+    " CASE WHEN i % 5 = 1 AND i % 10000 < 1500 AND i < 20000 THEN NULL ELSE "
+    "  {'a': CASE WHEN i % 7 = 3 THEN NULL ELSE (i * 3 - 5000)::INTEGER END, "
+    "   'b': CASE WHEN i % 11 = 4 THEN NULL ELSE i % 3 = 0 END, "
+    "   'c': CASE WHEN i % 13 = 6 THEN NULL ELSE i::DOUBLE / 4 END} END AS s, "
+    " CASE WHEN i % 9 = 2 AND i % 10000 >= 8000 THEN NULL ELSE "
+    "  {'inner': CASE WHEN i % 4 = 1 THEN NULL ELSE "
+    "     {'x': CASE WHEN i % 6 = 5 THEN NULL ELSE i * 1000003 END, "
+    "      'd': DATE '2020-01-01' + (i % 400)::INTEGER} END, "
+    "   'w': CASE WHEN i % 8 = 7 THEN NULL ELSE 'w' || (i % 17)::VARCHAR END, "
+    "   'l': CASE WHEN i % 10 = 9 THEN NULL ELSE "
+    "        [(i % 5)::INTEGER, NULL, (i % 3)::INTEGER][1:(i % 4)] END, "
+    "   'm': CASE WHEN i % 12 = 11 THEN NULL ELSE (i * 7 - 3)::DECIMAL(20,2) END} END AS n "
+    "FROM range(25000) r(i)";
+
+static char *fixture_hex(const char *name)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "digest/%s.hex", name);
+    char *hex = tu_read_file(tu_fixture(rel), NULL);
+    assert_non_null(hex);
+    hex[strcspn(hex, "\r\n")] = '\0';
+    return hex;
+}
+
+/* Writes table t with `opts`, checks the row groups ("6144,6144,…"), and
+ * compares the logical hash with the oracle's digest in fixture `name`. */
+static void check_struct_segments(pq_fixture *fx, const char *file, const char *opts,
+                                  const char *groups, const char *name)
+{
+    copy_to(fx, file, opts);
+    const char *p = pq_path(fx, file);
+    char sql[700], *got_groups = NULL;
+    snprintf(sql, sizeof sql,
+             "SELECT string_agg(n::VARCHAR, ',' ORDER BY g) FROM (SELECT row_group_id AS g, "
+             "any_value(row_group_num_rows) AS n FROM parquet_metadata('%s') GROUP BY g)", p);
+    assert_int_equal(silt_engine_query_text(fx->e, &got_groups, sql), 0);
+    assert_string_equal(got_groups, groups); /* the layout the oracle input describes */
+    free(got_groups);
+    uint8_t mh[SILT_ARROW_MH_LEN];
+    uint64_t rows = 0;
+    if (silt_parquet_logical_hash(fx->e, p, mh, &rows) != 0)
+        fail_msg("hash failed: %s", silt_error_last());
+    assert_int_equal(rows, 25000);
+    char *want = fixture_hex(name);
+    assert_string_equal(tu_hex(mh + 5, 32), want);
+    free(want);
+}
+
+/* The rows of tests/fixtures/digest/struct_slots.json (one batch, one row
+ * group): null children of a present struct hashed as the reader's slot
+ * contents, for each kind of fixed-width child DuckDB writes. */
+static void test_parquet_struct_slots(void **state)
+{
+    pq_fixture *fx = *state;
+    assert_int_equal(silt_engine_exec(fx->e,
+        "CREATE OR REPLACE TABLE t (\"offset\" BIGINT, s STRUCT(i8 TINYINT, u16 USMALLINT, "
+        "f32 FLOAT, dec DECIMAL(9,2), ts TIMESTAMPTZ, id UUID, flag BOOLEAN, name VARCHAR))"), 0);
+    assert_int_equal(silt_engine_exec(fx->e,
+        "INSERT INTO t VALUES "
+        "(0, {'i8': NULL, 'u16': NULL, 'f32': NULL, 'dec': NULL, 'ts': NULL, 'id': NULL, "
+        "     'flag': NULL, 'name': NULL}), "
+        "(1, NULL), "
+        "(2, {'i8': -7, 'u16': 65535, 'f32': 1.5, 'dec': -123.45, "
+        "     'ts': TIMESTAMPTZ '2023-11-14 22:13:20+00', "
+        "     'id': UUID '01234567-89ab-cdef-0123-456789abcdef', 'flag': true, 'name': 'x'}), "
+        "(3, {'i8': 3, 'u16': NULL, 'f32': 2.25, 'dec': 0.05, 'ts': NULL, "
+        "     'id': UUID 'fedcba98-7654-3210-0123-456789abcdef', 'flag': false, 'name': NULL}), "
+        "(4, NULL), "
+        "(5, {'i8': NULL, 'u16': 7, 'f32': NULL, 'dec': NULL, "
+        "     'ts': TIMESTAMPTZ '1970-01-01 00:00:00.000005+00', 'id': NULL, 'flag': NULL, "
+        "     'name': 'z'})"), 0);
+    copy_to(fx, "slots.parquet", "FORMAT parquet");
+    uint8_t mh[SILT_ARROW_MH_LEN];
+    if (silt_parquet_logical_hash(fx->e, pq_path(fx, "slots.parquet"), mh, NULL) != 0)
+        fail_msg("hash failed: %s", silt_error_last());
+    char *want = fixture_hex("struct_slots");
+    assert_string_equal(tu_hex(mh + 5, 32), want);
+    free(want);
+}
+
+static void test_parquet_struct_segments(void **state)
+{
+    pq_fixture *fx = *state;
+    assert_int_equal(silt_engine_exec(fx->e, STRUCT_SEGMENTS_SQL), 0);
+    check_struct_segments(fx, "seg.parquet", "FORMAT parquet, ROW_GROUP_SIZE 6144",
+                          "6144,6144,6144,6144,424", "struct_segments");
+    check_struct_segments(fx, "one.parquet", "FORMAT parquet", "25000",
+                          "struct_segments.25000");
+}
+
 /* ------------------------------------------------------------------ (e) oracle vectors */
 
 /* tests/fixtures/digest/NAME.json (input format of tests/tools/
@@ -883,8 +983,23 @@ static void put_value(const silt_arrow_type *t, json_t *v, uint8_t *dst)
         dst[i] = (uint8_t)(u >> (8 * i));
 }
 
+/* The null slots of a boolean or fixed-width struct child as arrow-rs's
+ * Parquet reader leaves them in one read segment: slot p keeps the p-th
+ * non-null value (in row order), if there are more than p of them. */
+static void reader_fill(pool *pl, uint8_t *v, size_t w, const uint8_t *valid, size_t n)
+{
+    size_t *dense = palloc(pl, (n ? n : 1) * sizeof *dense), nd = 0;
+    for (size_t i = 0; i < n; i++)
+        if (valid[i])
+            dense[nd++] = i;
+    for (size_t i = 0; i < n && i < nd; i++)
+        if (!valid[i])
+            memcpy(v + i * w, v + dense[i] * w, w);
+}
+
 /* Builds the array for n JSON values (NULL entries = null); anc = validity
- * of the enclosing structs (byte per row) or NULL. */
+ * of the enclosing structs (byte per row) or NULL. The vectors are one
+ * reader batch and one row group. */
 static void build_array(pool *pl, const silt_arrow_type *t, json_t **vals, size_t n,
                         const uint8_t *anc, silt_arrow_array *out)
 {
@@ -903,6 +1018,8 @@ static void build_array(pool *pl, const silt_arrow_type *t, json_t **vals, size_
         uint8_t *v = palloc(pl, n);
         for (size_t i = 0; i < n; i++)
             v[i] = valid[i] && json_is_true(vals[i]);
+        if (anc)
+            reader_fill(pl, v, 1, valid, n);
         out->values = v;
         break;
     }
@@ -932,6 +1049,8 @@ static void build_array(pool *pl, const silt_arrow_type *t, json_t **vals, size_
             if (valid[i])
                 hex_into(json_string_value(vals[i]), v + i * (size_t)t->byte_width,
                          (size_t)t->byte_width);
+        if (anc)
+            reader_fill(pl, v, (size_t)t->byte_width, valid, n);
         out->values = v;
         break;
     }
@@ -974,6 +1093,8 @@ static void build_array(pool *pl, const silt_arrow_type *t, json_t **vals, size_
         for (size_t i = 0; i < n; i++)
             if (valid[i])
                 put_value(t, vals[i], v + i * w);
+        if (anc)
+            reader_fill(pl, v, w, valid, n);
         out->values = v;
         break;
     }
@@ -988,7 +1109,10 @@ static void check_oracle_vector(const char *name)
     json_t *doc = json_load_file(tu_fixture(rel), 0, &jerr);
     if (!doc)
         fail_msg("%s: %s", rel, jerr.text);
-    assert_null(json_object_get(doc, "batch_sizes")); /* not used by these vectors */
+    /* one batch and one row group: not used by these vectors */
+    assert_null(json_object_get(doc, "batch_sizes"));
+    assert_null(json_object_get(doc, "batch_size"));
+    assert_null(json_object_get(doc, "row_groups"));
     snprintf(rel, sizeof rel, "digest/%s.hex", name);
     char *want = tu_read_file(tu_fixture(rel), NULL);
     assert_non_null(want);
@@ -1028,7 +1152,7 @@ static void test_oracle_vectors(void **state)
     (void)state;
     static const char *names[] = {"binary_empty", "bools_nulls", "decimal_date", "empty",
                                   "list_int32",   "misc_types",  "odf_slice",    "struct_nulls",
-                                  "struct_nulls_quirk"};
+                                  "struct_nulls_quirk", "struct_slots"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         check_oracle_vector(names[i]);
 }
@@ -1047,6 +1171,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parquet_many_rows, pq_setup, pq_teardown),
         cmocka_unit_test_setup_teardown(test_parquet_errors, pq_setup, pq_teardown),
         cmocka_unit_test_setup_teardown(test_parquet_utc_ms, pq_setup, pq_teardown),
+        cmocka_unit_test_setup_teardown(test_parquet_struct_slots, pq_setup, pq_teardown),
+        cmocka_unit_test_setup_teardown(test_parquet_struct_segments, pq_setup, pq_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
