@@ -160,18 +160,18 @@ int silt_block_hash_yaml_file(char **out, const char *path)
 {
     *out = NULL;
     silt_buf text = SILT_BUF_INIT, enc = SILT_BUF_INIT;
-    int rc = silt_fs_read(path, &text);
-    if (rc == SILT_ENOTFOUND)
-        rc = silt_err(SILT_ENOTFOUND, "%s: no such file", path);
+    int rc = odf_yaml_read_file(path, &text);
     silt_arena *a = rc == 0 ? silt_arena_new() : NULL;
     if (rc == 0 && !a)
         rc = SILT_ENOMEM;
     void *obj = NULL;
+    int version = 0;
     if (rc == 0)
-        rc = odf_yaml_parse_manifest(a, text.data ? text.data : "", text.len, path, "MetadataBlock", NULL, &obj);
+        rc = odf_yaml_parse_manifest(a, text.data ? text.data : "", text.len, path, "MetadataBlock", &version,
+                                     &obj);
     uint8_t mh[SILT_MH_LEN];
-    if (rc == 0)
-        rc = odf_block_encode_hash(&enc, obj, mh);
+    if (rc == 0) /* the version written: a version 2 block hashes as the reference wrote it */
+        rc = odf_block_encode_hash_version(&enc, obj, version, mh);
     if (rc == 0) {
         *out = malloc(SILT_MH_TEXT_LEN + 1);
         if (*out)

@@ -418,10 +418,7 @@ int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name
 /* Reads a whole file (text) into `b`, naming the file on error. */
 int silt_ds_read_text(const char *path, silt_buf *b)
 {
-    int rc = silt_fs_read(path, b);
-    if (rc == SILT_ENOTFOUND)
-        return silt_err(SILT_ENOTFOUND, "%s: no such file", path);
-    return rc;
+    return odf_yaml_read_file(path, b); /* within the YAML input limits */
 }
 
 int silt_ds_check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s)
@@ -659,11 +656,11 @@ int silt_dataset_append_events(silt_dataset *ds, const char *path)
             if (!d->content)
                 rc = silt_err(SILT_EINVAL, "%s:%d: content: missing", path, d->line);
             else
-                rc = odf_yaml_parse_event(a, d->content, d->content_len, path, &one);
+                rc = odf_yaml_parse_event_at(a, d->content, d->content_len, path, d->content_line, &one);
             src = &one;
         } else if (d->kind && strcmp(d->kind, "DatasetSnapshot") == 0) {
             void *obj = NULL;
-            rc = odf_yaml_parse_manifest(a, d->text, d->len, path, "DatasetSnapshot", NULL, &obj);
+            rc = odf_yaml_parse_manifest_at(a, d->text, d->len, path, d->line, "DatasetSnapshot", NULL, &obj);
             if (rc == 0) {
                 odf_DatasetSnapshot *s = obj;
                 src = s->metadata.items;
@@ -673,7 +670,7 @@ int silt_dataset_append_events(silt_dataset *ds, const char *path)
             rc = silt_err(SILT_EINVAL, "%s:%d: kind: a MetadataBlock cannot be appended; give its event",
                           path, d->line);
         } else {
-            rc = odf_yaml_parse_event(a, d->text, d->len, path, &one);
+            rc = odf_yaml_parse_event_at(a, d->text, d->len, path, d->line, &one);
             src = &one;
         }
         for (size_t j = 0; rc == 0 && j < count; j++) {

@@ -153,16 +153,20 @@ const char *silt_ds_event_kind_name(uint8_t type);
 /* One YAML document of a file, sliced out of the original text and padded
  * with newlines/spaces so that line numbers in parse errors match the file. */
 typedef struct silt_ydoc {
-    char *text; /* the document's root node (arena-owned, NUL-terminated) */
+    char *text; /* the document's root node (arena-owned, NUL-terminated),
+                   starting on file line `line` (parse it with the *_at
+                   functions of odf/yaml.h) */
     size_t len;
     char *kind; /* top-level `kind` scalar, or NULL */
-    char *content; /* top-level `content` node text (padded), or NULL */
+    char *content; /* top-level `content` node text, or NULL */
     size_t content_len;
     int line; /* 1-based line where the document starts */
+    int content_line; /* 1-based line where `content` starts */
 } silt_ydoc;
 
-/* Splits `text` into its documents (empty documents skipped). All memory in
- * `a`. SILT_EINVAL "FILE:LINE: yaml syntax error: …" on malformed YAML. */
+/* Splits `text` into its documents (empty documents skipped), within the
+ * input limits of odf/yaml.h. All memory in `a`. SILT_EINVAL
+ * "FILE:LINE: YAML syntax error: …" on malformed YAML. */
 int silt_yaml_split(silt_arena *a, const char *text, size_t len, const char *filename,
                     silt_ydoc **docs_out, size_t *n_out);
 

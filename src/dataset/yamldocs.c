@@ -2,42 +2,193 @@
  * top-level `kind` and `content` of each, so that the ODF parsers (which read
  * one document) can be applied per document / to an envelope's content.
  *
- * Slices are cut from the original text by libyaml's node marks and padded
- * with the newlines and spaces that precede them in the file, so line and
- * column numbers in later parse errors still match the file. */
+ * One pass over libyaml's event stream, with the input limits of odf/yaml.h
+ * checked on every event (size, encoding, depth, anchors): no document tree
+ * is built, so a file is accepted or refused in time linear in its size.
+ *
+ * Slices are cut from the original text at BYTE offsets: libyaml's marks
+ * count characters, and are converted with odf_yaml_offsets (marks arrive in
+ * increasing order, so the conversion walks the text once). A slice is
+ * prefixed with as many spaces as there are characters before it on its
+ * first line, so that its indentation reads as in the file (YAML counts
+ * indentation in characters); the line it starts on is returned beside it
+ * for the *_at parsers, so messages name the file's lines without padding
+ * every slice with the lines before it (which would cost O(n²) for many
+ * documents). */
 #include <stdio.h>
 #include <string.h>
 #include <yaml.h>
 
 #include "dataset/dataset_internal.h"
+#include "odf/yaml.h"
 #include "util/error.h"
 
-/* Padded, arena-owned copy of text[start, end) starting at (line, column). */
-static char *slice(silt_arena *a, const char *text, yaml_mark_t start, yaml_mark_t end, size_t *len_out)
+/* What the walk knows about the document being read. */
+typedef struct split_doc {
+    bool root_map;     /* root is a mapping: its keys are watched */
+    bool empty;        /* root is an empty scalar */
+    bool expect_key;   /* next node at level 2 is a key */
+    int watch;         /* 0, or which root key's value comes next: 1 kind, 2 content */
+    bool have_kind, have_content;
+    yaml_mark_t root_start, content_start;
+    size_t root_b0, root_b1, content_b0, content_b1; /* byte offsets */
+    char *kind;
+} split_doc;
+
+enum { W_NONE, W_KIND, W_CONTENT };
+
+typedef struct split {
+    silt_arena *a;
+    const char *file;
+    const char *text; /* parser input (after any BOM) */
+    odf_yaml_offsets off;
+    silt_ydoc *docs;
+    size_t n, cap;
+    split_doc d;
+} split;
+
+/* Arena-owned copy of text[b0, b1), prefixed with `column` spaces. */
+static char *slice(silt_arena *a, const char *text, size_t b0, size_t b1, size_t column, size_t *len_out)
 {
-    size_t body = end.index > start.index ? end.index - start.index : 0;
-    size_t pad = start.line + start.column;
-    char *s = silt_arena_alloc(a, pad + body + 1);
+    size_t body = b1 > b0 ? b1 - b0 : 0;
+    char *s = silt_arena_alloc(a, column + body + 1);
     if (!s)
         return NULL;
-    memset(s, '\n', start.line);
-    memset(s + start.line, ' ', start.column);
-    memcpy(s + pad, text + start.index, body);
-    s[pad + body] = '\0';
-    *len_out = pad + body;
+    memset(s, ' ', column);
+    memcpy(s + column, text + b0, body);
+    s[column + body] = '\0';
+    *len_out = column + body;
     return s;
 }
 
-static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+static size_t byte_at(split *sp, yaml_mark_t m)
 {
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
-            return yaml_document_get_node(doc, p->value);
+    return odf_yaml_offset(&sp->off, m.index);
+}
+
+/* A node starts at level 2 (directly in the root mapping). */
+static int child_start(split *sp, const yaml_event_t *ev)
+{
+    split_doc *d = &sp->d;
+    if (d->expect_key) {
+        d->watch = W_NONE;
+        if (ev->type == YAML_SCALAR_EVENT) {
+            const char *k = (const char *)ev->data.scalar.value;
+            if (!d->have_kind && !strcmp(k, "kind"))
+                d->watch = W_KIND;
+            else if (!d->have_content && !strcmp(k, "content"))
+                d->watch = W_CONTENT;
+        }
+        return 0;
     }
-    return NULL;
+    if (d->watch == W_KIND) {
+        d->have_kind = true;
+        if (ev->type == YAML_SCALAR_EVENT &&
+            !(d->kind = silt_arena_strdup(sp->a, (const char *)ev->data.scalar.value)))
+            return SILT_ENOMEM;
+    } else if (d->watch == W_CONTENT) {
+        d->have_content = true;
+        d->content_start = ev->start_mark;
+        d->content_b0 = byte_at(sp, ev->start_mark);
+    }
+    return 0;
+}
+
+/* The node at level 2 that started last ends at `end`. */
+static void child_end(split *sp, yaml_mark_t end)
+{
+    split_doc *d = &sp->d;
+    if (!d->expect_key && d->watch == W_CONTENT)
+        d->content_b1 = byte_at(sp, end);
+    if (!d->expect_key)
+        d->watch = W_NONE;
+    d->expect_key = !d->expect_key;
+}
+
+/* Stores the finished document (empty ones are skipped). */
+static int doc_finish(split *sp)
+{
+    split_doc *d = &sp->d;
+    if (d->empty)
+        return 0;
+    if (sp->n == sp->cap) {
+        size_t ncap = sp->cap ? sp->cap * 2 : 4;
+        silt_ydoc *nd = silt_arena_alloc(sp->a, ncap * sizeof *nd);
+        if (!nd)
+            return SILT_ENOMEM;
+        if (sp->n)
+            memcpy(nd, sp->docs, sp->n * sizeof *nd);
+        sp->docs = nd;
+        sp->cap = ncap;
+    }
+    silt_ydoc *y = &sp->docs[sp->n];
+    memset(y, 0, sizeof *y);
+    y->line = (int)d->root_start.line + 1;
+    y->kind = d->kind;
+    y->text = slice(sp->a, sp->text, d->root_b0, d->root_b1, d->root_start.column, &y->len);
+    if (!y->text)
+        return SILT_ENOMEM;
+    if (d->have_content) {
+        y->content_line = (int)d->content_start.line + 1;
+        y->content = slice(sp->a, sp->text, d->content_b0, d->content_b1, d->content_start.column,
+                           &y->content_len);
+        if (!y->content)
+            return SILT_ENOMEM;
+    }
+    sp->n++;
+    return 0;
+}
+
+/* Handles one event; `level` is the number of collections open before it. */
+static int on_event(split *sp, const yaml_event_t *ev, int level)
+{
+    split_doc *d = &sp->d;
+    bool start = ev->type == YAML_SCALAR_EVENT || ev->type == YAML_SEQUENCE_START_EVENT ||
+                 ev->type == YAML_MAPPING_START_EVENT;
+    bool end = ev->type == YAML_SEQUENCE_END_EVENT || ev->type == YAML_MAPPING_END_EVENT;
+    int rc = 0;
+    if (ev->type == YAML_DOCUMENT_START_EVENT) {
+        memset(d, 0, sizeof *d);
+        return 0;
+    }
+    if (ev->type == YAML_DOCUMENT_END_EVENT)
+        return doc_finish(sp);
+    if (start && level == 0) {
+        d->root_start = ev->start_mark;
+        d->root_b0 = byte_at(sp, ev->start_mark);
+        d->root_map = ev->type == YAML_MAPPING_START_EVENT;
+        d->expect_key = true;
+        d->empty = ev->type == YAML_SCALAR_EVENT && ev->data.scalar.length == 0;
+    } else if (start && level == 1 && d->root_map) {
+        rc = child_start(sp, ev);
+    }
+    bool done_here = ev->type == YAML_SCALAR_EVENT || end; /* a node ends with this event */
+    int node_level = end ? level - 1 : level;              /* collections open around it */
+    if (rc == 0 && done_here && node_level == 0)
+        d->root_b1 = byte_at(sp, ev->end_mark);
+    else if (rc == 0 && done_here && node_level == 1 && d->root_map)
+        child_end(sp, ev->end_mark);
+    return rc;
+}
+
+static int walk(split *sp, yaml_parser_t *parser)
+{
+    odf_yaml_guard g = {sp->file, 1, 0};
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(parser, &ev))
+            return odf_yaml_syntax_error(parser, sp->file, 1);
+        int level = g.depth;
+        int rc = odf_yaml_guard_event(&g, &ev);
+        if (rc == 0)
+            rc = on_event(sp, &ev, level);
+        bool last = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+        if (rc < 0)
+            return rc == SILT_ENOMEM ? silt_err(rc, "%s: out of memory", sp->file) : rc;
+        if (last)
+            return 0;
+    }
 }
 
 int silt_yaml_split(silt_arena *a, const char *text, size_t len, const char *filename,
@@ -45,65 +196,22 @@ int silt_yaml_split(silt_arena *a, const char *text, size_t len, const char *fil
 {
     *docs_out = NULL;
     *n_out = 0;
-    const char *fn = filename ? filename : "<input>";
+    split sp;
+    memset(&sp, 0, sizeof sp);
+    sp.a = a;
+    sp.file = filename ? filename : "<input>";
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser))
-        return silt_err(SILT_ENOMEM, "%s: out of memory", fn);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    silt_ydoc *docs = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        yaml_document_t doc;
-        if (!yaml_parser_load(&parser, &doc)) {
-            rc = silt_err(SILT_EINVAL, "%s:%zu: yaml syntax error: %s", fn, parser.problem_mark.line + 1,
-                          parser.problem ? parser.problem : "unknown problem");
-            break;
-        }
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        if (!root) {
-            yaml_document_delete(&doc);
-            break; /* end of stream */
-        }
-        bool empty = root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0;
-        if (!empty) {
-            if (n == cap) {
-                size_t ncap = cap ? cap * 2 : 4;
-                silt_ydoc *nd = silt_arena_alloc(a, ncap * sizeof *nd);
-                if (!nd) {
-                    yaml_document_delete(&doc);
-                    rc = SILT_ENOMEM;
-                    break;
-                }
-                if (n)
-                    memcpy(nd, docs, n * sizeof *nd);
-                docs = nd;
-                cap = ncap;
-            }
-            silt_ydoc *d = &docs[n];
-            memset(d, 0, sizeof *d);
-            d->line = (int)root->start_mark.line + 1;
-            d->text = slice(a, text, root->start_mark, root->end_mark, &d->len);
-            yaml_node_t *kind = map_get(&doc, root, "kind");
-            if (kind && kind->type == YAML_SCALAR_NODE)
-                d->kind = silt_arena_strdup(a, (const char *)kind->data.scalar.value);
-            yaml_node_t *content = map_get(&doc, root, "content");
-            if (content)
-                d->content = slice(a, text, content->start_mark, content->end_mark, &d->content_len);
-            if (!d->text || (kind && kind->type == YAML_SCALAR_NODE && !d->kind) ||
-                (content && !d->content)) {
-                yaml_document_delete(&doc);
-                rc = SILT_ENOMEM;
-                break;
-            }
-            n++;
-        }
-        yaml_document_delete(&doc);
-    }
+    size_t skip;
+    int rc = odf_yaml_parser_open(&parser, text, len, sp.file, &skip);
+    if (rc < 0)
+        return rc;
+    sp.text = text + skip;
+    odf_yaml_offsets_init(&sp.off, sp.text, len - skip);
+    rc = walk(&sp, &parser);
     yaml_parser_delete(&parser);
     if (rc < 0)
         return rc;
-    *docs_out = docs;
-    *n_out = n;
+    *docs_out = sp.docs;
+    *n_out = sp.n;
     return 0;
 }

@@ -98,16 +98,20 @@ static int load_doc(const char *path, json_t **out)
 {
     *out = NULL;
     silt_buf b = SILT_BUF_INIT;
-    int rc = silt_fs_read(path, &b);
-    if (rc)
+    int rc = odf_yaml_read_file(path, &b); /* the YAML input limits of odf/yaml.h */
+    if (rc == SILT_ENOTFOUND || rc == SILT_EIO)
         return silt_err(rc, "schema file %s: %s", path, rc == SILT_ENOTFOUND ? "not found" : "cannot read");
     yaml_parser_t p;
     yaml_document_t d;
-    if (!yaml_parser_initialize(&p)) {
+    size_t skip;
+    if (rc == 0)
+        rc = odf_yaml_check(b.data ? b.data : "", b.len, path, 1); /* before the (quadratic) loader */
+    if (rc == 0)
+        rc = odf_yaml_parser_open(&p, b.data ? b.data : "", b.len, path, &skip);
+    if (rc < 0) {
         silt_buf_free(&b);
-        return silt_err(SILT_ENOMEM, "out of memory");
+        return rc;
     }
-    yaml_parser_set_input_string(&p, (const unsigned char *)(b.data ? b.data : ""), b.len);
     if (!yaml_parser_load(&p, &d)) {
         rc = silt_err(SILT_EINVAL, "schema file %s:%zu: syntax error: %s", path, p.problem_mark.line + 1,
                       p.problem ? p.problem : "?");

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "odf/yaml.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/fsutil.h"
@@ -107,17 +108,18 @@ static int load_setfile(setfile *f, const char *path, bool secret)
                         "or others (chmod 600)",
                         path, (unsigned)(st.st_mode & 07777));
     silt_buf text = SILT_BUF_INIT;
-    int rc = silt_fs_read(path, &text);
+    int rc = odf_yaml_read_file(path, &text); /* the YAML input limits of odf/yaml.h */
+    const char *t = text.data ? text.data : "";
+    yaml_parser_t parser;
+    size_t skip;
+    if (rc == 0)
+        rc = odf_yaml_check(t, text.len, path, 1); /* before the (quadratic) loader */
+    if (rc == 0)
+        rc = odf_yaml_parser_open(&parser, t, text.len, path, &skip);
     if (rc < 0) {
         silt_buf_free(&text);
         return rc;
     }
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        silt_buf_free(&text);
-        return silt_err(SILT_ENOMEM, "%s: out of memory", path);
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)(text.data ? text.data : ""), text.len);
     if (!yaml_parser_load(&parser, &f->doc)) {
         /* never quote the problem context: it could hold a secret */
         rc = silt_err(SILT_EINVAL, "%s:%zu: yaml syntax error", path, parser.problem_mark.line + 1);

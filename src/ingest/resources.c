@@ -6,9 +6,13 @@
  * ($schema, headers, spec) and to rewrite the ODF string forms
  * ("SecretSet:N#k", "Dataset:N", "Source:N", targetRecordsPerSlice) into the
  * struct forms the generated descriptors expect. The rewrite splices the
- * text of the spec node and keeps every line where it was, so that errors of
- * odf_yaml_parse (odf_desc_SourceSpec / odf_desc_FlowSpec) still name the
- * right line; their field paths get a "spec." prefix.
+ * text of the spec node (cut at byte offsets: libyaml's marks count
+ * characters) and keeps every line where it was, and the result is parsed
+ * with odf_yaml_parse_at from the spec's line, so that errors of the
+ * descriptors (odf_desc_SourceSpec / odf_desc_FlowSpec) still name the
+ * right line; their field paths get a "spec." prefix. The document is
+ * checked against the YAML input limits (odf_yaml_check) before libyaml's
+ * loader sees it.
  *
  * Invariants: a stored resource is always canonical YAML produced here and
  * re-parses to the same object; nothing is written before every document of
@@ -107,11 +111,6 @@ static const char *scalar(const yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-static int line_of(const yaml_node_t *n)
-{
-    return n ? (int)n->start_mark.line + 1 : 0;
-}
-
 static yaml_node_t *node_get(yaml_document_t *d, yaml_node_t *map, const char *key, yaml_node_t **key_out)
 {
     if (key_out)
@@ -138,12 +137,19 @@ typedef struct splice {
 
 typedef struct pstate {
     silt_res_batch *b;
-    const char *text;
+    const char *text; /* the parser's input (after any BOM) */
     size_t len;
+    int line0;        /* file line of the text's first line */
+    odf_yaml_offsets off; /* libyaml marks count characters: see node_range */
     yaml_document_t *doc;
     splice *sp;
     size_t nsp, capsp;
 } pstate;
+
+static int line_of(const pstate *s, const yaml_node_t *n)
+{
+    return n ? s->line0 + (int)n->start_mark.line : 0;
+}
 
 static int perr(pstate *s, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(pstate *s, int line, const char *fmt, ...)
@@ -158,13 +164,13 @@ static int perr(pstate *s, int line, const char *fmt, ...)
 
 /* Byte range of a node that a replacement may cover: scalars and flow
  * collections as marked; block mappings up to the end of their last value
- * (so the indentation of the following line is kept). */
+ * (so the indentation of the following line is kept). libyaml's marks count
+ * characters: the range is found in characters, then converted. */
 static void node_range(pstate *s, yaml_node_t *n, size_t *start, size_t *end)
 {
-    *start = n->start_mark.index;
-    *end = n->end_mark.index;
+    size_t c0 = n->start_mark.index, c1 = n->end_mark.index;
     if (n->type == YAML_MAPPING_NODE && n->data.mapping.style != YAML_FLOW_MAPPING_STYLE) {
-        size_t e = *start;
+        size_t e = c0;
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(s->doc, p->key);
             yaml_node_t *v = yaml_document_get_node(s->doc, p->value);
@@ -173,8 +179,10 @@ static void node_range(pstate *s, yaml_node_t *n, size_t *start, size_t *end)
             if (v && v->end_mark.index > e)
                 e = v->end_mark.index;
         }
-        *end = e;
+        c1 = e;
     }
+    *start = odf_yaml_offset(&s->off, c0);
+    *end = odf_yaml_offset(&s->off, c1);
 }
 
 /* Replaces node `n` by `repl` (a one-line flow value); the newlines the node
@@ -205,7 +213,9 @@ static int splice_cmp(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The spec node's text, padded like yamldocs.c does, with the splices applied. */
+/* The spec node's text with the splices applied, prefixed like yamldocs.c
+ * does with one space per character before it on its line; it starts on
+ * file line line_of(s, spec). */
 static char *spliced_spec(pstate *s, yaml_node_t *spec, size_t *len_out)
 {
     size_t start, end;
@@ -214,8 +224,6 @@ static char *spliced_spec(pstate *s, yaml_node_t *spec, size_t *len_out)
         qsort(s->sp, s->nsp, sizeof *s->sp, splice_cmp);
     silt_buf o = SILT_BUF_INIT;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < spec->start_mark.line; i++)
-        rc = silt_buf_putc(&o, '\n');
     for (size_t i = 0; rc == 0 && i < spec->start_mark.column; i++)
         rc = silt_buf_putc(&o, ' ');
     size_t pos = start;
@@ -288,9 +296,9 @@ static int read_ref_map(pstate *s, yaml_node_t *n, const char *field, bool with_
         yaml_node_t *v = yaml_document_get_node(s->doc, p->value);
         const char *ks = scalar(k), *vs = scalar(v);
         if (!ks)
-            return perr(s, line_of(k), "%s: mapping keys must be strings", field);
+            return perr(s, line_of(s, k), "%s: mapping keys must be strings", field);
         if (!vs)
-            return perr(s, line_of(v), "%s.%s: expected a string", field, ks);
+            return perr(s, line_of(s, v), "%s.%s: expected a string", field, ks);
         if (!strcmp(ks, "type"))
             snprintf(r->type, sizeof r->type, "%s", vs);
         else if (!strcmp(ks, "name"))
@@ -298,13 +306,13 @@ static int read_ref_map(pstate *s, yaml_node_t *n, const char *field, bool with_
         else if (with_path && !strcmp(ks, "path"))
             r->path = vs;
         else
-            return perr(s, line_of(k), "%s.%s: unknown or unsupported field '%s' (expected type, name%s)",
+            return perr(s, line_of(s, k), "%s.%s: unknown or unsupported field '%s' (expected type, name%s)",
                         field, ks, ks, with_path ? ", path" : "");
     }
     if (!r->type[0])
-        return perr(s, line_of(n), "%s.type: missing required field", field);
+        return perr(s, line_of(s, n), "%s.type: missing required field", field);
     if (!r->name)
-        return perr(s, line_of(n), "%s.name: missing required field", field);
+        return perr(s, line_of(s, n), "%s.name: missing required field", field);
     return 0;
 }
 
@@ -316,7 +324,7 @@ static int read_ref_str(pstate *s, yaml_node_t *n, const char *field, const char
     const char *colon = strchr(v, ':');
     if (!colon) {
         if (!dflt)
-            return perr(s, line_of(n), "%s: expected TYPE:NAME, got '%s'", field, v);
+            return perr(s, line_of(s, n), "%s: expected TYPE:NAME, got '%s'", field, v);
         snprintf(r->type, sizeof r->type, "%s", dflt);
         r->name = v;
         return 0;
@@ -341,16 +349,16 @@ static int read_ref(pstate *s, yaml_node_t *n, const char *field, const char *wa
     else if (n->type == YAML_MAPPING_NODE)
         rc = read_ref_map(s, n, field, false, r);
     else
-        return perr(s, line_of(n), "%s: expected %s:NAME or a mapping {type, name}", field, want_type);
+        return perr(s, line_of(s, n), "%s: expected %s:NAME or a mapping {type, name}", field, want_type);
     if (rc < 0)
         return rc;
     /* the type may be a full type URI ending in /Dataset, /Source */
     const char *t = strrchr(r->type, '/');
     t = t ? t + 1 : r->type;
     if (strcmp(t, want_type) != 0)
-        return perr(s, line_of(n), "%s: expected a reference to a %s, got type '%s'", field, want_type, r->type);
+        return perr(s, line_of(s, n), "%s: expected a reference to a %s, got type '%s'", field, want_type, r->type);
     if (!res_name_valid(r->name))
-        return perr(s, line_of(n), "%s: invalid %s name '%s'", field, want_type, r->name);
+        return perr(s, line_of(s, n), "%s: invalid %s name '%s'", field, want_type, r->name);
     return 0;
 }
 
@@ -377,7 +385,7 @@ static int rewrite_config(pstate *s, yaml_node_t *spec)
             const char *name, *path;
             size_t nl, pl;
             if (silt_config_parse_ref(vs, &kind, &name, &nl, &path, &pl) < 0)
-                return perr(s, line_of(v), "%s: %s, got '%s'", field, silt_error_last(), vs);
+                return perr(s, line_of(s, v), "%s: %s, got '%s'", field, silt_error_last(), vs);
             if (kind == SILT_VREF_LITERAL) {
                 rc = silt_buf_puts(&repl, "{\"type\": \"" SILT_CONFIG_LITERAL "\", \"path\": ");
                 if (rc == 0)
@@ -403,10 +411,10 @@ static int rewrite_config(pstate *s, yaml_node_t *spec)
             const char *t = strrchr(r.type, '/');
             t = t ? t + 1 : r.type;
             if (strcmp(t, "SecretSet") && strcmp(t, "VariableSet"))
-                return perr(s, line_of(v), "%s.type: expected SecretSet or VariableSet, got '%s'", field,
+                return perr(s, line_of(s, v), "%s.type: expected SecretSet or VariableSet, got '%s'", field,
                             r.type);
             if (!r.path)
-                return perr(s, line_of(v), "%s.path: missing required field", field);
+                return perr(s, line_of(s, v), "%s.path: missing required field", field);
             rc = silt_buf_printf(&repl, "{\"type\": \"%s\", \"name\": ", t);
             if (rc == 0)
                 rc = put_quoted(&repl, r.name);
@@ -415,7 +423,7 @@ static int rewrite_config(pstate *s, yaml_node_t *spec)
             if (rc == 0)
                 rc = put_quoted(&repl, r.path);
         } else {
-            return perr(s, line_of(v), "%s: expected a string (a literal or SecretSet:NAME#key)", field);
+            return perr(s, line_of(s, v), "%s: expected a string (a literal or SecretSet:NAME#key)", field);
         }
         if (rc == 0)
             rc = silt_buf_putc(&repl, '}');
@@ -463,7 +471,7 @@ static int check_kind(pstate *s, yaml_node_t *item, const char *field, const cha
         return 1;
     for (size_t i = 0; i < nu; i++)
         if (kind_is(k, unsupported[i]))
-            return perr(s, line_of(kn), "%s.kind: %s kind '%s' is not supported (silt runs %s %ss)", field,
+            return perr(s, line_of(s, kn), "%s.kind: %s kind '%s' is not supported (silt runs %s %ss)", field,
                         what, k, supported, what);
     return 0;
 }
@@ -485,7 +493,7 @@ static int rewrite_flow(pstate *s, yaml_node_t *spec, res_doc *d)
             return rc;
         if (!(f->target = silt_arena_strdup(s->b->a, r.name)))
             return SILT_ENOMEM;
-        d->target_line = line_of(tn);
+        d->target_line = line_of(s, tn);
         silt_buf repl = SILT_BUF_INIT;
         rc = silt_buf_puts(&repl, "{\"type\": \"Dataset\", \"name\": ");
         if (rc == 0)
@@ -523,7 +531,7 @@ static int rewrite_flow(pstate *s, yaml_node_t *spec, res_doc *d)
                 continue; /* the descriptor reports it */
             silt_cron c;
             if (silt_cron_parse(&c, cron) < 0)
-                return perr(s, line_of(cn), "%s.cron: %s", field, silt_error_last());
+                return perr(s, line_of(s, cn), "%s.cron: %s", field, silt_error_last());
             if (!(f->crons[f->ncrons++] = silt_arena_strdup(s->b->a, cron)))
                 return SILT_ENOMEM;
         }
@@ -556,7 +564,7 @@ static int rewrite_flow(pstate *s, yaml_node_t *spec, res_doc *d)
                     return rc;
                 if (!(t->source = silt_arena_strdup(s->b->a, r.name)))
                     return SILT_ENOMEM;
-                d->task_lines[f->ntasks] = line_of(sn);
+                d->task_lines[f->ntasks] = line_of(s, sn);
                 /* placeholder handle: the descriptor's ResourceHandle
                  * requires ids that a by-name reference does not have */
                 silt_buf repl = SILT_BUF_INIT;
@@ -581,14 +589,14 @@ static int rewrite_flow(pstate *s, yaml_node_t *spec, res_doc *d)
             yaml_node_t *tr = node_get(s->doc, it, "targetRecordsPerSlice", &kk);
             if (tr) {
                 if (node_get(s->doc, it, "params", NULL))
-                    return perr(s, line_of(kk), "%s.targetRecordsPerSlice: give either "
+                    return perr(s, line_of(s, kk), "%s.targetRecordsPerSlice: give either "
                                 "targetRecordsPerSlice or params.targetSliceRecords, not both", field);
                 const char *v = scalar(tr);
                 char *end = NULL;
                 errno = 0;
                 unsigned long long x = v && isdigit((unsigned char)v[0]) ? strtoull(v, &end, 10) : 0;
                 if (!v || !end || *end || errno || x == 0 || tr->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-                    return perr(s, line_of(tr), "%s.targetRecordsPerSlice: expected a positive integer, got '%s'",
+                    return perr(s, line_of(s, tr), "%s.targetRecordsPerSlice: expected a positive integer, got '%s'",
                                 field, v ? v : "a collection");
                 silt_buf repl = SILT_BUF_INIT;
                 rc = silt_buf_puts(&repl, "params");
@@ -656,18 +664,21 @@ static int parse_doc(silt_res_batch *b, const char *text, size_t len, int line, 
     d->line = line;
     yaml_parser_t parser;
     yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser))
-        return silt_err(SILT_ENOMEM, "%s: out of memory", b->path);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    size_t skip;
+    /* the loader is quadratic in nesting depth and anchors: check first */
+    int rc = odf_yaml_check(text, len, b->path, line);
+    if (rc == 0)
+        rc = odf_yaml_parser_open(&parser, text, len, b->path, &skip);
+    if (rc < 0)
+        return rc;
     if (!yaml_parser_load(&parser, &doc)) {
-        int rc = silt_err(SILT_EINVAL, "%s:%zu: yaml syntax error: %s", b->path, parser.problem_mark.line + 1,
-                          parser.problem ? parser.problem : "unknown problem");
+        rc = odf_yaml_syntax_error(&parser, b->path, line);
         yaml_parser_delete(&parser);
         return rc;
     }
     yaml_parser_delete(&parser);
-    pstate s = {b, text, len, &doc, NULL, 0, 0};
-    int rc = 0;
+    pstate s = {b, text + skip, len - skip, line, {0}, &doc, NULL, 0, 0};
+    odf_yaml_offsets_init(&s.off, s.text, s.len);
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     yaml_node_t *schema = NULL, *headers = NULL, *spec = NULL;
     if (!root || root->type != YAML_MAPPING_NODE || !(schema = node_get(&doc, root, "$schema", NULL))) {
@@ -678,7 +689,7 @@ static int parse_doc(silt_res_batch *b, const char *text, size_t len, int line, 
         yaml_node_t *k = yaml_document_get_node(&doc, p->key);
         const char *ks = scalar(k);
         if (!ks || (strcmp(ks, "$schema") && strcmp(ks, "headers") && strcmp(ks, "spec"))) {
-            rc = perr(&s, line_of(k), "%s: unknown field in a resource (expected $schema, headers, spec)",
+            rc = perr(&s, line_of(&s, k), "%s: unknown field in a resource (expected $schema, headers, spec)",
                       ks ? ks : "?");
             goto out;
         }
@@ -686,52 +697,52 @@ static int parse_doc(silt_res_batch *b, const char *text, size_t len, int line, 
     const char *sv = scalar(schema);
     d->type = sv ? schema_type(sv) : 0;
     if (!d->type) {
-        rc = perr(&s, line_of(schema), "$schema: unsupported resource type '%s' (expected %s or %s)",
+        rc = perr(&s, line_of(&s, schema), "$schema: unsupported resource type '%s' (expected %s or %s)",
                   sv ? sv : "?", SCHEMA_SOURCE, SCHEMA_FLOW);
         goto out;
     }
     headers = node_get(&doc, root, "headers", NULL);
     if (!headers) {
-        rc = perr(&s, line_of(root), "headers: missing required field");
+        rc = perr(&s, line_of(&s, root), "headers: missing required field");
         goto out;
     }
     if (headers->type != YAML_MAPPING_NODE) {
-        rc = perr(&s, line_of(headers), "headers: expected a mapping");
+        rc = perr(&s, line_of(&s, headers), "headers: expected a mapping");
         goto out;
     }
     for (yaml_node_pair_t *p = headers->data.mapping.pairs.start; p < headers->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(&doc, p->key);
         const char *ks = scalar(k);
         if (!ks || strcmp(ks, "name")) {
-            rc = perr(&s, line_of(k), "headers.%s: unknown or unsupported field (expected name)", ks ? ks : "?");
+            rc = perr(&s, line_of(&s, k), "headers.%s: unknown or unsupported field (expected name)", ks ? ks : "?");
             goto out;
         }
     }
     yaml_node_t *nn = node_get(&doc, headers, "name", NULL);
     const char *name = scalar(nn);
     if (!nn) {
-        rc = perr(&s, line_of(headers), "headers.name: missing required field");
+        rc = perr(&s, line_of(&s, headers), "headers.name: missing required field");
         goto out;
     }
     if (!name || !res_name_valid(name)) {
-        rc = perr(&s, line_of(nn),
+        rc = perr(&s, line_of(&s, nn),
                   "headers.name: invalid resource name '%s': use [A-Za-z0-9._-], 1..100 chars, not "
                   "starting with '.' or '-'",
                   name ? name : "?");
         goto out;
     }
-    d->name_line = line_of(nn);
+    d->name_line = line_of(&s, nn);
     if (!(d->name = silt_arena_strdup(b->a, name))) {
         rc = SILT_ENOMEM;
         goto out;
     }
     spec = node_get(&doc, root, "spec", NULL);
     if (!spec) {
-        rc = perr(&s, line_of(root), "spec: missing required field");
+        rc = perr(&s, line_of(&s, root), "spec: missing required field");
         goto out;
     }
     if (spec->type != YAML_MAPPING_NODE) {
-        rc = perr(&s, line_of(spec), "spec: expected a mapping");
+        rc = perr(&s, line_of(&s, spec), "spec: expected a mapping");
         goto out;
     }
     rc = d->type == RES_SOURCE ? rewrite_config(&s, spec) : rewrite_flow(&s, spec, d);
@@ -744,8 +755,8 @@ static int parse_doc(silt_res_batch *b, const char *text, size_t len, int line, 
         goto out;
     }
     void *obj = NULL;
-    rc = odf_yaml_parse(b->a, stext, slen, b->path, d->type == RES_SOURCE ? &odf_desc_SourceSpec : &odf_desc_FlowSpec,
-                        &obj);
+    rc = odf_yaml_parse_at(b->a, stext, slen, b->path, line_of(&s, spec),
+                           d->type == RES_SOURCE ? &odf_desc_SourceSpec : &odf_desc_FlowSpec, &obj);
     if (rc < 0) {
         rc = spec_error(&s, rc);
         goto out;
@@ -755,7 +766,7 @@ static int parse_doc(silt_res_batch *b, const char *text, size_t len, int line, 
     } else {
         flow_from_spec(d->flow, obj);
         if (!d->flow->target)
-            rc = perr(&s, line_of(spec), "spec.target: missing required field");
+            rc = perr(&s, line_of(&s, spec), "spec.target: missing required field");
     }
 out:
     for (size_t i = 0; i < s.nsp; i++)

@@ -1,4 +1,8 @@
-/* block.c — metadata block <-> canonical manifest bytes, block hashes. */
+/* block.c — metadata block <-> canonical manifest bytes, block hashes.
+ * Version 3 is written for new blocks; version 2 is encoded on request
+ * (`silt block hash` of a YAML block that says `version: 2`) exactly as the
+ * reference implementation wrote it: the same bytes except that Timestamp
+ * structs are not aligned, and the manifest's version field. */
 #include "odf/block.h"
 
 #include <stdlib.h>
@@ -13,10 +17,19 @@
 
 int odf_block_encode(silt_buf *out, const odf_MetadataBlock *b)
 {
+    return odf_block_encode_version(out, b, ODF_BLOCK_VERSION_CURRENT);
+}
+
+int odf_block_encode_version(silt_buf *out, const odf_MetadataBlock *b, int version)
+{
     if (!out || !b)
         return silt_err(SILT_EINVAL, "odf_block_encode: null argument");
+    if (version < ODF_BLOCK_VERSION_MIN || version > ODF_BLOCK_VERSION_CURRENT)
+        return silt_err(SILT_EINVAL, "cannot encode block: unsupported metadata block version %d (supported: %d..%d)",
+                        version, ODF_BLOCK_VERSION_MIN, ODF_BLOCK_VERSION_CURRENT);
     silt_buf inner = SILT_BUF_INIT;
-    int rc = odf_fb_encode(&inner, &odf_desc_MetadataBlock, b);
+    /* version 2 differs only in the alignment of Timestamp structs */
+    int rc = odf_fb_encode_aligned(&inner, &odf_desc_MetadataBlock, b, version == 2 ? 1 : 4);
     if (rc < 0) {
         silt_buf_free(&inner);
         return silt_err_context(rc, "cannot encode block");
@@ -24,7 +37,7 @@ int odf_block_encode(silt_buf *out, const odf_MetadataBlock *b)
     odf_Manifest m;
     memset(&m, 0, sizeof(m));
     m.kind = ODF_MULTICODEC_METADATA_BLOCK;
-    m.version = ODF_BLOCK_VERSION_CURRENT;
+    m.version = version;
     m.content.data = (uint8_t *)(inner.data ? inner.data : "");
     m.content.len = inner.len;
     rc = odf_fb_encode(out, &odf_desc_Manifest, &m);
@@ -74,10 +87,16 @@ int odf_block_hash(const uint8_t *data, size_t len, uint8_t mh[ODF_BLOCK_HASH_LE
 int odf_block_encode_hash(silt_buf *out, const odf_MetadataBlock *b,
                           uint8_t mh[ODF_BLOCK_HASH_LEN])
 {
+    return odf_block_encode_hash_version(out, b, ODF_BLOCK_VERSION_CURRENT, mh);
+}
+
+int odf_block_encode_hash_version(silt_buf *out, const odf_MetadataBlock *b, int version,
+                                  uint8_t mh[ODF_BLOCK_HASH_LEN])
+{
     silt_buf tmp = SILT_BUF_INIT;
     silt_buf *dst = out ? out : &tmp;
     size_t start = dst->len;
-    int rc = odf_block_encode(dst, b);
+    int rc = odf_block_encode_version(dst, b, version);
     if (rc == 0)
         rc = odf_block_hash((const uint8_t *)dst->data + start, dst->len - start, mh);
     if (rc < 0 && out)

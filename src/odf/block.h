@@ -5,6 +5,9 @@
  * is a separately finished `MetadataBlock` FlatBuffer — exactly as the ODF
  * reference implementation writes it. The block hash is the SHA3-256
  * multihash of the whole manifest bytes.
+ *
+ * Versions: 3 is written; 2 is read, and encoded on request byte for byte
+ * as the reference implementation wrote it (Timestamp structs unaligned).
  */
 #ifndef SILT_ODF_BLOCK_H
 #define SILT_ODF_BLOCK_H
@@ -24,6 +27,11 @@
 /* Appends the canonical manifest bytes of `b` to `out`. SILT_EINVAL / ENOMEM. */
 int odf_block_encode(silt_buf *out, const odf_MetadataBlock *b);
 
+/* Same, as manifest version `version` (ODF_BLOCK_VERSION_MIN..CURRENT);
+ * SILT_EINVAL "cannot encode block: unsupported metadata block version N
+ * (supported: 2..3)" for others. */
+int odf_block_encode_version(silt_buf *out, const odf_MetadataBlock *b, int version);
+
 /* Decodes manifest bytes (versions 2 and 3). *out is allocated in `a`;
  * *version (may be NULL) receives the manifest version. SILT_EINVAL with
  * "invalid block: ..." on malformed input or an unsupported kind/version. */
@@ -37,5 +45,7 @@ int odf_block_hash(const uint8_t *data, size_t len, uint8_t mh[ODF_BLOCK_HASH_LE
  * hash. */
 int odf_block_encode_hash(silt_buf *out, const odf_MetadataBlock *b,
                           uint8_t mh[ODF_BLOCK_HASH_LEN]);
+int odf_block_encode_hash_version(silt_buf *out, const odf_MetadataBlock *b, int version,
+                                  uint8_t mh[ODF_BLOCK_HASH_LEN]);
 
 #endif

@@ -73,6 +73,7 @@ typedef struct fbb {
     size_t nvts, vtcap;
     fb_loc locs[FB_MAX_SLOTS];
     size_t nlocs;
+    size_t struct_align; /* alignment of inline structs (Timestamp) */
     fb_path path;
 } fbb;
 
@@ -551,7 +552,7 @@ static int enc_table(fbb *b, const odf_table_desc *d, const void *obj, int depth
                 } else {
                     uint8_t parts[16];
                     time_parts(t, parts);
-                    rc = fbb_align(b, 16, 4);
+                    rc = fbb_align(b, 16, b->struct_align);
                     uint8_t *p = rc == 0 ? fbb_space(b, 16) : NULL;
                     if (!p)
                         rc = SILT_ENOMEM;
@@ -602,10 +603,18 @@ static int enc_table(fbb *b, const odf_table_desc *d, const void *obj, int depth
 
 int odf_fb_encode(silt_buf *out, const odf_table_desc *d, const void *obj)
 {
+    return odf_fb_encode_aligned(out, d, obj, 4);
+}
+
+int odf_fb_encode_aligned(silt_buf *out, const odf_table_desc *d, const void *obj, size_t struct_align)
+{
     if (!out || !d || !obj)
         return silt_err(SILT_EINVAL, "odf_fb_encode: null argument");
+    if (struct_align != 1 && struct_align != 4)
+        return silt_err(SILT_EINVAL, "odf_fb_encode: struct alignment must be 1 or 4");
     fbb b;
     memset(&b, 0, sizeof(b));
+    b.struct_align = struct_align;
     path_push(&b.path, "%s", d->name, 0);
     uint32_t root = 0;
     int rc = enc_table(&b, d, obj, 0, &root);

@@ -30,6 +30,11 @@
  * SILT_ENOMEM. On failure `out` keeps its previous length. */
 int odf_fb_encode(silt_buf *out, const odf_table_desc *d, const void *obj);
 
+/* Same, with inline structs (Timestamp) aligned to `struct_align` bytes: 4 is
+ * what the schema asks for (odf_fb_encode, block version 3); 1 reproduces the
+ * reference implementation's version 2 blocks, which wrote them unaligned. */
+int odf_fb_encode_aligned(silt_buf *out, const odf_table_desc *d, const void *obj, size_t struct_align);
+
 /* Decodes a finished FlatBuffer with root table `d`. On success *out points
  * to a struct of type `d` allocated (with everything it references) in `a`.
  * SILT_EINVAL with "<Table>.<field>...: reason" on malformed input. */

@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <yaml.h>
@@ -240,6 +243,203 @@ static bool name_matches(const char *canon, const char *s, size_t n)
 }
 
 /* ======================================================================
+ * Input limits (see yaml.h): size, encoding, depth, anchors
+ * ====================================================================== */
+
+static int too_big(const char *file)
+{
+    return silt_err(SILT_EINVAL, "%s: larger than %s, the limit for YAML/JSON input", file, ODF_YAML_MAX_TEXT);
+}
+
+static int read_fd_max(int fd, const char *path, silt_buf *out)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return silt_err(SILT_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return silt_err(SILT_EIO, "%s: is a directory", path);
+    if (st.st_size > 0 && (uint64_t)st.st_size > ODF_YAML_MAX_BYTES)
+        return too_big(path);
+    size_t start = out->len;
+    for (;;) {
+        if (silt_buf_reserve(out, 65536) < 0)
+            return SILT_ENOMEM;
+        size_t room = out->cap - out->len - 1;
+        ssize_t r = read(fd, out->data + out->len, room);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return silt_err(SILT_EIO, "%s: read failed: %s", path, strerror(errno));
+        if (r == 0)
+            break;
+        out->len += (size_t)r;
+        if (out->len - start > ODF_YAML_MAX_BYTES) /* it grew, or a pipe */
+            return too_big(path);
+    }
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+int odf_yaml_read_file(const char *path, silt_buf *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return silt_err(SILT_ENOTFOUND, "%s: no such file", path);
+        return silt_err(SILT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    size_t start = out->len;
+    int rc = read_fd_max(fd, path, out);
+    close(fd);
+    if (rc < 0) {
+        out->len = start;
+        if (out->data)
+            out->data[start] = '\0';
+    }
+    return rc;
+}
+
+int odf_yaml_check_input(const char *text, size_t len, const char *filename, size_t *bom_out)
+{
+    const char *file = filename ? filename : "<input>";
+    const unsigned char *t = (const unsigned char *)text;
+    if (bom_out)
+        *bom_out = 0;
+    if (len > ODF_YAML_MAX_BYTES)
+        return too_big(file);
+    /* UTF-16/32: a BOM (FF FE, FE FF, 00 00 FE FF), or a NUL in the first two
+     * bytes — YAML and JSON text starts with an ASCII character. */
+    if (len >= 2 && ((t[0] == 0xFF && t[1] == 0xFE) || (t[0] == 0xFE && t[1] == 0xFF) || t[0] == 0 || t[1] == 0))
+        return silt_err(SILT_EINVAL, "%s: UTF-16 or UTF-32 text is not supported: save the file as UTF-8", file);
+    if (len >= 3 && t[0] == 0xEF && t[1] == 0xBB && t[2] == 0xBF && bom_out)
+        *bom_out = 3;
+    return 0;
+}
+
+int odf_yaml_parser_open(yaml_parser_t *p, const char *text, size_t len, const char *filename,
+                         size_t *skip_out)
+{
+    size_t bom = 0;
+    *skip_out = 0;
+    int rc = odf_yaml_check_input(text, len, filename, &bom);
+    if (rc < 0)
+        return rc;
+    if (!yaml_parser_initialize(p))
+        return silt_err(SILT_ENOMEM, "%s: out of memory (YAML parser)", filename ? filename : "<input>");
+    /* the BOM is skipped here: libyaml, told the encoding, would count it as
+     * a character of the first line and misread its indentation */
+    yaml_parser_set_input_string(p, (const unsigned char *)text + bom, len - bom);
+    yaml_parser_set_encoding(p, YAML_UTF8_ENCODING);
+    *skip_out = bom;
+    return 0;
+}
+
+int odf_yaml_syntax_error(const yaml_parser_t *p, const char *filename, int line0)
+{
+    const char *file = filename ? filename : "<input>";
+    if (p->error == YAML_MEMORY_ERROR)
+        return silt_err(SILT_ENOMEM, "%s: out of memory while parsing YAML", file);
+    size_t line = p->problem_mark.line;
+    if (p->error == YAML_READER_ERROR) { /* bad UTF-8: only a byte offset is known */
+        line = 0;
+        const unsigned char *s = p->input.string.start, *e = p->input.string.end;
+        for (size_t i = 0; s && i < p->problem_offset && s + i < e; i++)
+            line += s[i] == '\n';
+    }
+    const char *problem = p->problem ? p->problem : "invalid YAML";
+    if (p->context)
+        return silt_err(SILT_EINVAL, "%s:%zu: YAML syntax error: %s %s", file, (size_t)line0 + line, problem,
+                        p->context);
+    return silt_err(SILT_EINVAL, "%s:%zu: YAML syntax error: %s", file, (size_t)line0 + line, problem);
+}
+
+int odf_yaml_guard_event(odf_yaml_guard *g, const yaml_event_t *ev)
+{
+    const yaml_char_t *anchor = NULL;
+    int level;
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT:
+        anchor = ev->data.alias.anchor;
+        level = g->depth + 1;
+        break;
+    case YAML_SCALAR_EVENT:
+        anchor = ev->data.scalar.anchor;
+        level = g->depth + 1;
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+        anchor = ev->data.sequence_start.anchor;
+        level = ++g->depth;
+        break;
+    case YAML_MAPPING_START_EVENT:
+        anchor = ev->data.mapping_start.anchor;
+        level = ++g->depth;
+        break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        g->depth--;
+        return 0;
+    default:
+        return 0;
+    }
+    const char *file = g->file ? g->file : "<input>";
+    size_t line = (size_t)(g->line0 ? g->line0 : 1) + ev->start_mark.line;
+    if (anchor || ev->type == YAML_ALIAS_EVENT)
+        return silt_err(SILT_EINVAL, "%s:%zu: YAML anchors and aliases are not supported", file, line);
+    if (level > ODF_YAML_MAX_DEPTH)
+        return silt_err(SILT_EINVAL, "%s:%zu: nesting deeper than %d levels", file, line, ODF_YAML_MAX_DEPTH);
+    return 0;
+}
+
+int odf_yaml_check(const char *text, size_t len, const char *filename, int line)
+{
+    yaml_parser_t p;
+    size_t skip;
+    int rc = odf_yaml_parser_open(&p, text, len, filename, &skip);
+    if (rc < 0)
+        return rc;
+    odf_yaml_guard g = {filename, line > 0 ? line : 1, 0};
+    for (bool end = false; rc == 0 && !end;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            rc = odf_yaml_syntax_error(&p, filename, g.line0);
+            break;
+        }
+        end = ev.type == YAML_STREAM_END_EVENT;
+        rc = odf_yaml_guard_event(&g, &ev);
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+void odf_yaml_offsets_init(odf_yaml_offsets *o, const char *text, size_t len)
+{
+    o->text = (const unsigned char *)text;
+    o->len = text ? len : 0;
+    o->chars = 0;
+    o->bytes = 0;
+}
+
+/* A character is a lead byte and the continuation bytes (10xxxxxx) after it;
+ * libyaml has checked that the text it marked is valid UTF-8. */
+size_t odf_yaml_offset(odf_yaml_offsets *o, size_t index)
+{
+    while (o->chars < index && o->bytes < o->len) {
+        o->bytes++;
+        while (o->bytes < o->len && (o->text[o->bytes] & 0xC0) == 0x80)
+            o->bytes++;
+        o->chars++;
+    }
+    while (o->chars > index && o->bytes > 0) {
+        o->bytes--;
+        while (o->bytes > 0 && (o->text[o->bytes] & 0xC0) == 0x80)
+            o->bytes--;
+        o->chars--;
+    }
+    return o->bytes;
+}
+
+/* ======================================================================
  * Node tree
  * ====================================================================== */
 
@@ -259,6 +459,8 @@ struct ynode {
 typedef struct pctx {
     silt_arena *a;
     const char *file;
+    int line0; /* file line of the text's first line */
+    odf_yaml_guard guard;
     char path[1024];
     size_t plen;
 } pctx;
@@ -343,24 +545,21 @@ static bool node_is_null(const ynode *n)
     return n->type == YN_SCALAR && n->plain && text_is_null(n->s, n->len);
 }
 
-static int yaml_syntax_error(pctx *c, yaml_parser_t *p)
-{
-    int line = (int)p->problem_mark.line + 1;
-    if (p->error == YAML_MEMORY_ERROR)
-        return silt_err(SILT_ENOMEM, "%s: out of memory while parsing YAML", c->file);
-    if (p->context)
-        return silt_err(SILT_EINVAL, "%s:%d: YAML syntax error: %s %s", c->file, line,
-                        p->problem ? p->problem : "invalid YAML", p->context);
-    return silt_err(SILT_EINVAL, "%s:%d: YAML syntax error: %s", c->file, line,
-                    p->problem ? p->problem : "invalid YAML");
-}
-
+/* Next event, checked against the input limits. */
 static int next_event(pctx *c, yaml_parser_t *p, yaml_event_t *ev)
 {
     memset(ev, 0, sizeof *ev);
     if (!yaml_parser_parse(p, ev))
-        return yaml_syntax_error(c, p);
-    return 0;
+        return odf_yaml_syntax_error(p, c->file, c->line0);
+    int rc = odf_yaml_guard_event(&c->guard, ev);
+    if (rc < 0)
+        yaml_event_delete(ev);
+    return rc;
+}
+
+static int mark_line(const pctx *c, yaml_mark_t m)
+{
+    return c->line0 + (int)m.line;
 }
 
 static ynode *new_node(pctx *c, int type, const yaml_event_t *ev)
@@ -369,7 +568,7 @@ static ynode *new_node(pctx *c, int type, const yaml_event_t *ev)
     if (!n)
         return NULL;
     n->type = type;
-    n->line = (int)ev->start_mark.line + 1;
+    n->line = mark_line(c, ev->start_mark);
     return n;
 }
 
@@ -385,20 +584,14 @@ static void add_child(ynode *parent, ynode *child)
 
 #define YAML_TAG_PREFIX "tag:yaml.org,2002:"
 
-/* Loads the node whose start event is *ev (consumed: deleted here). */
-static int load_node(pctx *c, yaml_parser_t *p, yaml_event_t *ev, int depth, ynode **out)
+/* Loads the node whose start event is *ev (consumed: deleted here). Depth
+ * and aliases were checked by next_event's guard. */
+static int load_node(pctx *c, yaml_parser_t *p, yaml_event_t *ev, ynode **out)
 {
     int rc = 0;
     ynode *n = NULL;
     *out = NULL;
-    if (depth > ODF_YAML_MAX_DEPTH) {
-        rc = perr(c, (int)ev->start_mark.line + 1, "nesting deeper than %d levels", ODF_YAML_MAX_DEPTH);
-        goto done;
-    }
     switch (ev->type) {
-    case YAML_ALIAS_EVENT:
-        rc = perr(c, (int)ev->start_mark.line + 1, "YAML aliases are not supported");
-        goto done;
     case YAML_SCALAR_EVENT: {
         n = new_node(c, YN_SCALAR, ev);
         if (!n) {
@@ -454,7 +647,7 @@ static int load_node(pctx *c, yaml_parser_t *p, yaml_event_t *ev, int depth, yno
                 break;
             }
             ynode *child;
-            rc = load_node(c, p, &cev, depth + 1, &child);
+            rc = load_node(c, p, &cev, &child);
             if (rc < 0)
                 goto done;
             add_child(n, child);
@@ -462,7 +655,7 @@ static int load_node(pctx *c, yaml_parser_t *p, yaml_event_t *ev, int depth, yno
         break;
     }
     default:
-        rc = perr(c, (int)ev->start_mark.line + 1, "unexpected YAML event");
+        rc = perr(c, mark_line(c, ev->start_mark), "unexpected YAML event");
         goto done;
     }
     *out = n;
@@ -476,12 +669,11 @@ static int load_document(pctx *c, const char *text, size_t len, ynode **root)
 {
     yaml_parser_t p;
     yaml_event_t ev;
-    int rc;
+    size_t skip;
     *root = NULL;
-    if (!yaml_parser_initialize(&p))
-        return silt_err(SILT_ENOMEM, "out of memory (YAML parser)");
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
+    int rc = odf_yaml_parser_open(&p, text, len, c->file, &skip);
+    if (rc < 0)
+        return rc;
 
     rc = next_event(c, &p, &ev); /* STREAM-START */
     if (rc < 0)
@@ -492,14 +684,14 @@ static int load_document(pctx *c, const char *text, size_t len, ynode **root)
         goto out;
     if (ev.type == YAML_STREAM_END_EVENT) {
         yaml_event_delete(&ev);
-        rc = silt_err(SILT_EINVAL, "%s:1: empty YAML document", c->file);
+        rc = silt_err(SILT_EINVAL, "%s:%d: empty YAML document", c->file, c->line0);
         goto out;
     }
     yaml_event_delete(&ev); /* DOCUMENT-START */
     rc = next_event(c, &p, &ev);
     if (rc < 0)
         goto out;
-    rc = load_node(c, &p, &ev, 1, root); /* consumes ev */
+    rc = load_node(c, &p, &ev, root); /* consumes ev */
     if (rc < 0)
         goto out;
     rc = next_event(c, &p, &ev); /* DOCUMENT-END */
@@ -510,7 +702,7 @@ static int load_document(pctx *c, const char *text, size_t len, ynode **root)
     if (rc < 0)
         goto out;
     if (ev.type != YAML_STREAM_END_EVENT) {
-        int line = (int)ev.start_mark.line + 1;
+        int line = mark_line(c, ev.start_mark);
         yaml_event_delete(&ev);
         rc = silt_err(SILT_EINVAL, "%s:%d: more than one YAML document", c->file, line);
         goto out;
@@ -1250,21 +1442,30 @@ static const char *fname(const char *filename)
     return filename ? filename : "<input>";
 }
 
-static void pctx_init(pctx *c, silt_arena *a, const char *filename)
+static void pctx_init(pctx *c, silt_arena *a, const char *filename, int line)
 {
     memset(c, 0, sizeof *c);
     c->a = a;
     c->file = fname(filename);
+    c->line0 = line > 0 ? line : 1;
+    c->guard.file = c->file;
+    c->guard.line0 = c->line0;
 }
 
 int odf_yaml_parse(silt_arena *a, const char *text, size_t len, const char *filename,
                    const odf_table_desc *d, void **out)
 {
+    return odf_yaml_parse_at(a, text, len, filename, 1, d, out);
+}
+
+int odf_yaml_parse_at(silt_arena *a, const char *text, size_t len, const char *filename, int line,
+                      const odf_table_desc *d, void **out)
+{
     if (!a || !text || !d || !out)
         return silt_err(SILT_EINVAL, "odf_yaml_parse: bad argument");
     *out = NULL;
     pctx c;
-    pctx_init(&c, a, filename);
+    pctx_init(&c, a, filename, line);
     ynode *root;
     int rc = load_document(&c, text, len, &root);
     if (rc < 0)
@@ -1277,6 +1478,12 @@ int odf_yaml_parse(silt_arena *a, const char *text, size_t len, const char *file
 int odf_yaml_parse_event(silt_arena *a, const char *text, size_t len, const char *filename,
                          odf_union *out)
 {
+    return odf_yaml_parse_event_at(a, text, len, filename, 1, out);
+}
+
+int odf_yaml_parse_event_at(silt_arena *a, const char *text, size_t len, const char *filename,
+                            int line, odf_union *out)
+{
     if (!a || !text || !out)
         return silt_err(SILT_EINVAL, "odf_yaml_parse_event: bad argument");
     out->type = 0;
@@ -1285,7 +1492,7 @@ int odf_yaml_parse_event(silt_arena *a, const char *text, size_t len, const char
     if (!u)
         return silt_err(SILT_EINTERNAL, "MetadataEvent descriptor not found");
     pctx c;
-    pctx_init(&c, a, filename);
+    pctx_init(&c, a, filename, line);
     ynode *root;
     int rc = load_document(&c, text, len, &root);
     if (rc < 0)
@@ -1298,11 +1505,17 @@ int odf_yaml_parse_event(silt_arena *a, const char *text, size_t len, const char
 int odf_yaml_parse_manifest(silt_arena *a, const char *text, size_t len, const char *filename,
                             const char *expected_kind, int *version_out, void **out)
 {
+    return odf_yaml_parse_manifest_at(a, text, len, filename, 1, expected_kind, version_out, out);
+}
+
+int odf_yaml_parse_manifest_at(silt_arena *a, const char *text, size_t len, const char *filename,
+                               int line, const char *expected_kind, int *version_out, void **out)
+{
     if (!a || !text || !out)
         return silt_err(SILT_EINVAL, "odf_yaml_parse_manifest: bad argument");
     *out = NULL;
     pctx c;
-    pctx_init(&c, a, filename);
+    pctx_init(&c, a, filename, line);
     ynode *root;
     int rc = load_document(&c, text, len, &root);
     if (rc < 0)

@@ -51,7 +51,7 @@ static int parse_doc(manifest *m, size_t i)
         /* no `$schema`: report it as a manifest */
     }
     void *obj = NULL;
-    int rc = odf_yaml_parse_manifest(m->a, d->text, d->len, m->path, "DatasetSnapshot", NULL, &obj);
+    int rc = odf_yaml_parse_manifest_at(m->a, d->text, d->len, m->path, d->line, "DatasetSnapshot", NULL, &obj);
     if (rc == 0)
         rc = silt_ds_check_snapshot(m->path, d->line, obj);
     if (rc < 0)

@@ -986,7 +986,8 @@ static void test_errors_structure(void **state)
     expect_error("- a\n", NULL, "manifest.yaml:1: expected a manifest mapping, got a sequence");
     expect_error("", NULL, "manifest.yaml:1: empty YAML document");
     expect_error("a: 1\n---\nb: 2\n", NULL, "manifest.yaml:2: more than one YAML document");
-    expect_error("a: &x 1\nb: *x\n", NULL, "manifest.yaml:2: YAML aliases are not supported");
+    expect_error("a: &x 1\nb: *x\n", NULL, "manifest.yaml:1: YAML anchors and aliases are not supported");
+    expect_error("a: 1\nb: *x\n", NULL, "manifest.yaml:2: YAML anchors and aliases are not supported");
     expect_error("kind: [\n", NULL, "manifest.yaml:2: YAML syntax error: did not find expected node content "
                                    "while parsing a flow node");
 }
