@@ -682,10 +682,12 @@ static void us_text(const char *v, char out[48])
 static int stale_event_time(mctx *c, msql *q, const char *r, const char *on, unsigned long long row,
                             const char *key)
 {
-    const char *et = c->in[c->et].qname;
-    mq_printf(q, "SELECT CAST(epoch_us(CAST(x.%s AS TIMESTAMP)) AS VARCHAR), CAST(epoch_us(CAST(CASE WHEN "
-                 "c.__silt_pr IS NULL THEN s.%s ELSE y.%s END AS TIMESTAMP)) AS VARCHAR), CAST(",
-              et, et, et);
+    const char *et = c->in[c->et].qname, *type = c->in[c->et].type;
+    /* timestamps and dates as RFC 3339 (from microseconds), anything else as text */
+    bool temporal = strncmp(type, "TIMESTAMP", 9) == 0 || strcmp(type, "DATE") == 0;
+    const char *pre = temporal ? "CAST(epoch_us(CAST(" : "CAST((", *post = temporal ? " AS TIMESTAMP)) AS VARCHAR)" : ") AS VARCHAR)";
+    mq_printf(q, "SELECT %sx.%s%s, %sCASE WHEN c.__silt_pr IS NULL THEN s.%s ELSE y.%s END%s, CAST(", pre, et, post,
+              pre, et, et, post);
     put_same_data(q, c);
     mq_printf(q, " AS INTEGER) FROM " W_CHK " c JOIN %s x ON x.__silt_r = c.__silt_r LEFT JOIN %s y ON "
                  "y.__silt_r = c.__silt_pr LEFT JOIN %s s ON ",
@@ -696,8 +698,13 @@ static int stale_event_time(mctx *c, msql *q, const char *r, const char *on, uns
     int rc = query_first(c, q, &t);
     if (!rc && t.found && t.v[0] && t.v[1] && t.v[2] && strcmp(t.v[2], "1") == 0 && strcmp(t.v[0], t.v[1]) != 0) {
         char mine[48], theirs[48];
-        us_text(t.v[0], mine);
-        us_text(t.v[1], theirs);
+        if (temporal) {
+            us_text(t.v[0], mine);
+            us_text(t.v[1], theirs);
+        } else {
+            snprintf(mine, sizeof mine, "%s", t.v[0]);
+            snprintf(theirs, sizeof theirs, "%s", t.v[1]);
+        }
         bool retract = strcmp(on, "-R") == 0;
         rc = silt_err(SILT_EINVAL,
                       "%s in row %llu for key %s: %s %s must equal the %s record's event time exactly (%s)", on,
