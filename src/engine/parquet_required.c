@@ -504,7 +504,8 @@ static int plan(rw *w, silt_thrift_value *fm, const bool *sel, const char *const
                 return rc;
         }
     }
-    qsort(*jobs, *njobs, sizeof **jobs, job_cmp);
+    if (*njobs > 1)
+        qsort(*jobs, *njobs, sizeof **jobs, job_cmp);
     for (size_t k = 1; k < *njobs; k++)
         if ((*jobs)[k].start < (*jobs)[k - 1].end)
             return corrupt(w, "column chunks overlap");
