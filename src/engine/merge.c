@@ -34,6 +34,7 @@
 #include "odf/odf_types.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/timeutil.h"
 
 #define W_PREV "__silt_merge_prev"
 #define W_NEW "__silt_merge_new"
@@ -645,6 +646,119 @@ static int prepare_src(mctx *c, msql *q)
     return exec_q(c, q);
 }
 
+/* Data columns of row x equal to those of the current record (the previous
+ * row y of the key in the batch, or the state row s), the event time
+ * excluded. */
+static void put_same_data(msql *q, const mctx *c)
+{
+    mq_puts(q, "(CASE WHEN c.__silt_pr IS NULL THEN (true");
+    for (size_t i = 0; i < c->ndata; i++) {
+        const char *k = c->in[c->data[i]].qname;
+        mq_printf(q, " AND s.%s IS NOT DISTINCT FROM x.%s", k, k);
+    }
+    mq_puts(q, ") ELSE (true");
+    for (size_t i = 0; i < c->ndata; i++) {
+        const char *k = c->in[c->data[i]].qname;
+        mq_printf(q, " AND y.%s IS NOT DISTINCT FROM x.%s", k, k);
+    }
+    mq_puts(q, ") END)");
+}
+
+/* RFC 3339 text of a microsecond count since the epoch (from SQL text). */
+static void us_text(const char *v, char out[48])
+{
+    long long us = strtoll(v ? v : "0", NULL, 10);
+    long long sec = us / 1000000, rem = us % 1000000;
+    if (rem < 0) {
+        rem += 1000000;
+        sec--;
+    }
+    silt_time_format((silt_time){sec, (uint32_t)(rem * 1000)}, out);
+}
+
+/* A -R/-C row (`r`, 0-based, op `on`) that does not carry the current values:
+ * when only its event time differs, says so with both event times; else 1
+ * (the caller reports the generic message). */
+static int stale_event_time(mctx *c, msql *q, const char *r, const char *on, unsigned long long row,
+                            const char *key)
+{
+    const char *et = c->in[c->et].qname, *type = c->in[c->et].type;
+    /* timestamps and dates as RFC 3339 (from microseconds), anything else as text */
+    bool temporal = strncmp(type, "TIMESTAMP", 9) == 0 || strcmp(type, "DATE") == 0;
+    const char *pre = temporal ? "CAST(epoch_us(CAST(" : "CAST((", *post = temporal ? " AS TIMESTAMP)) AS VARCHAR)" : ") AS VARCHAR)";
+    mq_printf(q, "SELECT %sx.%s%s, %sCASE WHEN c.__silt_pr IS NULL THEN s.%s ELSE y.%s END%s, CAST(", pre, et, post,
+              pre, et, et, post);
+    put_same_data(q, c);
+    mq_printf(q, " AS INTEGER) FROM " W_CHK " c JOIN %s x ON x.__silt_r = c.__silt_r LEFT JOIN %s y ON "
+                 "y.__silt_r = c.__silt_pr LEFT JOIN %s s ON ",
+              c->src, c->src, c->P);
+    put_pk_eq(q, c, "s", "c");
+    mq_printf(q, " WHERE c.__silt_r = %s", r);
+    first_row t;
+    int rc = query_first(c, q, &t);
+    if (!rc && t.found && t.v[0] && t.v[1] && t.v[2] && strcmp(t.v[2], "1") == 0 && strcmp(t.v[0], t.v[1]) != 0) {
+        char mine[48], theirs[48];
+        if (temporal) {
+            us_text(t.v[0], mine);
+            us_text(t.v[1], theirs);
+        } else {
+            snprintf(mine, sizeof mine, "%s", t.v[0]);
+            snprintf(theirs, sizeof theirs, "%s", t.v[1]);
+        }
+        bool retract = strcmp(on, "-R") == 0;
+        rc = silt_err(SILT_EINVAL,
+                      "%s in row %llu for key %s: %s %s must equal the %s record's event time exactly (%s)", on,
+                      row, key, c->et_name, mine, retract ? "retracted" : "corrected", theirs);
+    } else if (!rc) {
+        rc = 1;
+    }
+    first_row_free(&t);
+    return rc;
+}
+
+/* The message of the first invalid changelog row `f` (row, op, error code
+ * as found by merge_changelog). Returns the error. */
+static int changelog_error(mctx *c, msql *q, const first_row *f)
+{
+    const char *r = f->v[0] ? f->v[0] : "0";
+    unsigned long long row = strtoull(r, NULL, 10) + 1;
+    static const char *const opn[] = {"+A", "-R", "-C", "+C"};
+    int o = atoi(f->v[1] ? f->v[1] : "0");
+    const char *on = o >= 0 && o <= 3 ? opn[o] : "?";
+    int err = atoi(f->v[2] ? f->v[2] : "0");
+    first_row kf;
+    mq_puts(q, "SELECT ");
+    put_key_text(q, c, "");
+    mq_printf(q, " FROM %s WHERE __silt_r = %s", c->src, r);
+    int rc = query_first(c, q, &kf);
+    const char *key = kf.v[0] ? kf.v[0] : "?";
+    if (!rc) {
+        switch (err) {
+        case 1:
+            rc = silt_err(SILT_EINVAL, "+C in row %llu does not directly follow a -C of the same key %s", row, key);
+            break;
+        case 2:
+            rc = silt_err(SILT_EINVAL, "-C in row %llu is not directly followed by a +C of the same key %s", row,
+                          key);
+            break;
+        case 3:
+            rc = silt_err(SILT_EINVAL, "+A in row %llu for key %s that is already present", row, key);
+            break;
+        case 4:
+            rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s that is not present", on, row, key);
+            break;
+        default:
+            rc = stale_event_time(c, q, r, on, row, key);
+            if (rc == 1)
+                rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s does not carry the current values", on, row,
+                              key);
+            break;
+        }
+    }
+    first_row_free(&kf);
+    return rc;
+}
+
 static int merge_changelog(mctx *c, msql *q, const char *prev_state)
 {
     int rc = check_ops(c, q);
@@ -702,42 +816,8 @@ static int merge_changelog(mctx *c, msql *q, const char *prev_state)
     mq_puts(q, ") END)) WHERE __silt_err <> 0 ORDER BY __silt_r, __silt_err LIMIT 1");
     first_row f;
     rc = query_first(c, q, &f);
-    if (!rc && f.found) {
-        unsigned long long row = strtoull(f.v[0] ? f.v[0] : "0", NULL, 10) + 1;
-        static const char *const opn[] = {"+A", "-R", "-C", "+C"};
-        int o = atoi(f.v[1] ? f.v[1] : "0");
-        const char *on = o >= 0 && o <= 3 ? opn[o] : "?";
-        int err = atoi(f.v[2] ? f.v[2] : "0");
-        first_row kf;
-        mq_puts(q, "SELECT ");
-        put_key_text(q, c, "");
-        mq_printf(q, " FROM %s WHERE __silt_r = %s", c->src, f.v[0] ? f.v[0] : "0");
-        rc = query_first(c, q, &kf);
-        const char *key = kf.v[0] ? kf.v[0] : "?";
-        if (!rc) {
-            switch (err) {
-            case 1:
-                rc = silt_err(SILT_EINVAL, "+C in row %llu does not directly follow a -C of the same key %s", row,
-                              key);
-                break;
-            case 2:
-                rc = silt_err(SILT_EINVAL, "-C in row %llu is not directly followed by a +C of the same key %s", row,
-                              key);
-                break;
-            case 3:
-                rc = silt_err(SILT_EINVAL, "+A in row %llu for key %s that is already present", row, key);
-                break;
-            case 4:
-                rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s that is not present", on, row, key);
-                break;
-            default:
-                rc = silt_err(SILT_EINVAL, "%s in row %llu for key %s does not carry the current values", on, row,
-                              key);
-                break;
-            }
-        }
-        first_row_free(&kf);
-    }
+    if (!rc && f.found)
+        rc = changelog_error(c, q, &f);
     first_row_free(&f);
     if (rc)
         return rc;

@@ -496,7 +496,7 @@ typedef struct builder {
 static bool is_leaf(const elem *e) { return e->num_children <= 0; }
 
 /* Consumes `nchildren` elements (and their subtrees) below `prefix`. */
-static int build_tree(builder *b, int nchildren, const char *prefix, const char *top, int depth)
+static int build_tree(builder *b, int nchildren, const char *prefix, const char *top, int top_rep, int depth)
 {
     if (depth > SCHEMA_MAX_DEPTH)
         return silt_err(SILT_ECORRUPT, "corrupt footer: schema nested deeper than %d", SCHEMA_MAX_DEPTH);
@@ -510,8 +510,9 @@ static int build_tree(builder *b, int nchildren, const char *prefix, const char 
         if (!name || !path)
             return SILT_ENOMEM;
         const char *tname = top ? top : name;
+        int trep = top ? top_rep : e->repetition;
         if (!is_leaf(e)) {
-            int rc = build_tree(b, e->num_children, path, tname, depth + 1);
+            int rc = build_tree(b, e->num_children, path, tname, trep, depth + 1);
             if (rc)
                 return rc;
             continue;
@@ -526,6 +527,7 @@ static int build_tree(builder *b, int nchildren, const char *prefix, const char 
         c->physical_type = e->type;
         c->type_length = e->type_length;
         c->repetition = e->repetition;
+        c->top_repetition = trep;
         c->converted_type = e->converted;
         c->scale = e->scale;
         c->precision = e->precision;
@@ -775,7 +777,7 @@ static int parse_file_meta(const uint8_t *buf, size_t len, silt_parquet_meta *m)
         goto out;
     }
     builder b = {m->arena, els, nel, 1, m->columns, 0};
-    if ((rc = build_tree(&b, els[0].num_children < 0 ? 0 : els[0].num_children, NULL, NULL, 1)))
+    if ((rc = build_tree(&b, els[0].num_children < 0 ? 0 : els[0].num_children, NULL, NULL, -1, 1)))
         goto out;
     if (b.next != nel) {
         rc = silt_err(SILT_ECORRUPT, "corrupt footer: schema has %zu elements, the tree uses %zu", nel, b.next);

@@ -113,6 +113,8 @@ typedef struct silt_parquet_column {
     int physical_type;    /* SILT_PQ_INT64, … */
     int type_length;      /* FIXED_LEN_BYTE_ARRAY length, or -1 */
     int repetition;       /* SILT_PQ_REQUIRED, …, or -1 */
+    int top_repetition;   /* repetition of the top-level field containing it
+                             (= repetition when top_level) */
     int converted_type;   /* raw ConvertedType, or -1 */
     int scale, precision; /* SchemaElement scale / precision, or -1 */
     int logical_type;     /* SILT_PQ_LT_*, 0 when absent */

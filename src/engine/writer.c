@@ -4,13 +4,16 @@
  * which gives DELTA_BINARY_PACKED for integers and dictionary encodings for
  * low-cardinality columns. DuckDB writes TIMESTAMP_MS as MILLIS with
  * isAdjustedToUTC=false; silt's timestamps are UTC instants, so the flag is
- * set afterwards in the Thrift footer (src/engine/parquet_meta.h). Offsets
+ * set afterwards in the Thrift footer (src/engine/parquet_meta.h). DuckDB
+ * also writes every column OPTIONAL; the required ones are then rewritten
+ * as REQUIRED, pages included (src/engine/parquet_required.h). Offsets
  * come from the rowid of the merged table (its insertion order) rather than
  * row_number() OVER (), which would serialise the pipeline.
  */
 #include "engine/writer.h"
 #include "engine/digest.h"
 #include "engine/parquet_meta.h"
+#include "engine/parquet_required.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -99,6 +102,26 @@ static int col_expr(silt_buf *out, const char *name, const char *type)
         rc = silt_buf_puts(out, q);
     free(q);
     return rc;
+}
+
+/* Rewrites the system columns and the spec's required columns as REQUIRED. */
+static int make_required(const silt_slice_spec *spec)
+{
+    size_t n = 0;
+    for (const char *const *r = spec->required_columns; r && *r; r++)
+        n++;
+    const char **names = malloc((n + 3) * sizeof *names);
+    if (!names)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    size_t k = 0;
+    names[k++] = spec->offset_column;
+    names[k++] = spec->op_column;
+    names[k++] = spec->system_time_column;
+    for (size_t i = 0; i < n; i++)
+        names[k++] = spec->required_columns[i];
+    int rc = silt_parquet_set_required(spec->path, names, k);
+    free(names);
+    return rc < 0 ? rc : 0;
 }
 
 int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_info *out)
@@ -201,6 +224,9 @@ int silt_write_slice(silt_engine *e, const silt_slice_spec *spec, silt_slice_inf
         if (rc > 0)
             rc = 0;
     }
+    if (!rc)
+        rc = make_required(spec);
+    silt_trace("required", &t0);
     if (!rc) {
         rc = silt_slice_hashes(e, spec->path, out->physical_hash, out->logical_hash, &out->num_rows,
                                &out->size);

@@ -9,7 +9,11 @@
  * other timestamp normalised to MILLIS UTC — plus its physical hash (SHA3-256
  * multihash of the file), logical hash (arrow0-sha3-256 record digest),
  * size, row count and max event time. Offsets are dense, starting at
- * `first_offset`, in rowid order: rows are never reordered.
+ * `first_offset`, in rowid order: rows are never reordered. The system
+ * columns offset, op and system_time, and the columns the spec names as
+ * required, are REQUIRED in the Parquet schema (their pages carry no
+ * definition levels); a null in one of them is an error (SILT_EINVAL), so
+ * callers check their data first to report it with its row.
  */
 #ifndef SILT_ENGINE_WRITER_H
 #define SILT_ENGINE_WRITER_H
@@ -37,6 +41,11 @@ typedef struct silt_slice_spec {
     const char *const *data_columns; /* output order of the data columns, or NULL:
                                         every other column in table order */
     size_t ndata_columns;
+    const char *const *required_columns; /* NULL-terminated names of the event
+                                            time and data columns to write
+                                            REQUIRED (no nulls), or NULL; the
+                                            offset, op and system time columns
+                                            always are */
 } silt_slice_spec;
 
 typedef struct silt_slice_info {

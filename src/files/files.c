@@ -171,13 +171,15 @@ static int open_engine(silt_dataset *ds, silt_engine **e)
     return rc;
 }
 
+/* The non-nullable columns of the file entries (schema and slices). */
+static const char *const FILES_REQUIRED[] = {"offset", "op", "system_time", "event_time", "path", "content_hash",
+                                             "size", "transaction_rid", "transaction_type", NULL};
+
 static int files_schema(silt_engine *e, silt_arena *a, odf_DataSchema **out)
 {
-    static const char *const req[] = {"offset", "op", "system_time", "event_time", "path", "content_hash",
-                                      "size", "transaction_rid", "transaction_type", NULL};
     int rc = silt_engine_exec(e, SCHEMA_SQL);
     if (!rc)
-        rc = silt_schema_from_table(e, a, "__silt_files_schema", req, out);
+        rc = silt_schema_from_table(e, a, "__silt_files_schema", FILES_REQUIRED, out);
     if (rc)
         return rc;
     odf_DataSchema *s = *out;
@@ -1059,7 +1061,7 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
         silt_slice_info si;
         if (!rc) {
             silt_slice_spec ss = {"__silt_out", "offset", "op", "system_time", "event_time", first, now, slice_tmp,
-                                  false, NULL, 0};
+                                  false, NULL, 0, FILES_REQUIRED};
             rc = silt_write_slice(e, &ss, &si);
         }
         if (!rc)

@@ -41,6 +41,9 @@ typedef struct pipeline {
     const char *input;    /* TEMP TABLE holding the merge input (read or preprocessed) */
     const char **data_cols; /* data column output order (schema order, then new) */
     size_t ndata_cols;
+    const odf_DataSchema *declared; /* the read step's schema (or ddlSchema), or NULL */
+    const char **required; /* NULL-terminated: the event time and data columns
+                              that are required (not Option) in the output */
     char *slice_tmp;      /* temp file of the new slice (removed unless moved) */
     char *checkpoint_tmp; /* temp file of the new checkpoint */
 } pipeline;
@@ -151,6 +154,213 @@ static bool read_step_has_schema(const odf_union *read)
             return true;
     }
     return false;
+}
+
+static int current_schema(pipeline *p, odf_DataSchema **out);
+
+/* ---- declared schemas: required columns and their nulls ---------------
+ *
+ * A field is required when its DataType is not Option (ddlSchema: NOT NULL).
+ * What is required where:
+ *  - the read step's schema constrains what is read: a null in a required
+ *    field of the read data is an error naming the file, row and column;
+ *  - the output (slice and SetDataSchema): the offset, op and system time
+ *    columns always; the event time unless the dataset's schema has it as
+ *    Option (silt fills every missing event time); a data column of the
+ *    dataset's current schema keeps its nullability there (a change would
+ *    be a type change), a new column of an existing schema is Option (the
+ *    evolution rule, older slices do not have it); on the first schema a
+ *    column is required when the read step declares it so and no preprocess
+ *    query stands in between (DuckDB cannot tell the nullability of a query
+ *    result, so a preprocessed column starts as Option);
+ *  - a null in a column the dataset's schema requires is an error too.
+ */
+
+/* The read step's schema: its `schema`, or its legacy `ddlSchema` converted
+ * (arena-owned), or NULL. */
+static int read_step_schema(pipeline *p, const odf_union *read, const odf_DataSchema **out)
+{
+    *out = NULL;
+    const odf_union_desc *u = odf_find_union("ReadStep");
+    if (!read || !read->value || !u || read->type < 1 || read->type > u->nvariants)
+        return 0;
+    const odf_table_desc *d = u->variants[read->type - 1];
+    const odf_strvec *ddl = NULL;
+    for (size_t i = 0; i < d->nfields; i++) {
+        const odf_field_desc *f = &d->fields[i];
+        const char *base = (const char *)read->value + f->offset;
+        if (strcmp(f->fb_name, "schema") == 0 && *(void *const *)base) {
+            *out = *(const odf_DataSchema *const *)base;
+            return 0;
+        }
+        if (strcmp(f->fb_name, "ddl_schema") == 0)
+            ddl = (const odf_strvec *)base;
+    }
+    if (!ddl || !ddl->present || ddl->n == 0)
+        return 0;
+    odf_DataSchema *s = NULL;
+    int rc = silt_schema_from_ddl(p->a, ddl, &s);
+    *out = s;
+    return rc;
+}
+
+static const odf_DataField *schema_field(const odf_DataSchema *s, const char *name)
+{
+    for (size_t i = 0; s && i < s->fields.n; i++) {
+        const odf_DataField *f = s->fields.items[i];
+        if (f && f->name && strcmp(f->name, name) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static bool field_required(const odf_DataSchema *s, const char *name)
+{
+    const odf_DataField *f = schema_field(s, name);
+    return f && !odf_data_type_is_nullable(&f->type);
+}
+
+static bool has_preprocess(const silt_ingest_request *req)
+{
+    return req->preprocess && req->preprocess->type != 0;
+}
+
+/* File and 1-based row of position `pos` (0-based, input order) of the read
+ * data. Several files are read again one by one to count their rows: this
+ * runs only to word an error. */
+static int locate_input(pipeline *p, const silt_ingest_request *req, uint64_t pos, const char **file,
+                        uint64_t *row)
+{
+    *file = req->nfiles ? (req->display ? req->display[0] : req->files[0]) : "input";
+    *row = pos + 1;
+    uint64_t base = 0;
+    for (size_t i = 0; req->nfiles > 1 && i < req->nfiles; i++) {
+        uint64_t n = 0;
+        int rc = silt_read_files(p->e, req->read, &req->files[i], req->display ? &req->display[i] : NULL, 1,
+                                 "__silt_locate");
+        if (!rc)
+            rc = silt_engine_query_u64(p->e, &n, "SELECT count(*) FROM __silt_locate");
+        silt_engine_exec(p->e, "DROP TABLE IF EXISTS __silt_locate");
+        if (rc)
+            return rc;
+        if (pos < base + n) {
+            *file = req->display ? req->display[i] : req->files[i];
+            *row = pos - base + 1;
+            break;
+        }
+        base += n;
+    }
+    return 0;
+}
+
+/* Checks that no row of `table` has a null in one of `cols` (NULL-terminated;
+ * names that are not columns of the table are skipped). The first offending
+ * row (in input order), then column, is the error; `who` says what requires
+ * the column. Rows of the read data are located in their file. */
+static int check_nulls(pipeline *p, const silt_ingest_request *req, const char *table, const char *const *cols,
+                       const char *who)
+{
+    colinfo c;
+    int rc = describe(p, table, &c);
+    silt_buf where = SILT_BUF_INIT, which = SILT_BUF_INIT;
+    const char **hit = silt_arena_alloc(p->a, (c.n + 1) * sizeof *hit);
+    size_t nhit = 0;
+    if (!rc && !hit)
+        rc = SILT_ENOMEM;
+    for (const char *const *k = cols; !rc && k && *k; k++) {
+        if (find_col(&c, *k) < 0)
+            continue;
+        char *q = silt_sql_ident(*k);
+        if (!q) {
+            rc = SILT_ENOMEM;
+            break;
+        }
+        rc = silt_buf_printf(&where, "%s%s IS NULL", nhit ? " OR " : "", q);
+        if (!rc)
+            rc = silt_buf_printf(&which, " WHEN %s IS NULL THEN %zu", q, nhit);
+        free(q);
+        hit[nhit++] = *k;
+    }
+    char *first = NULL;
+    char *qt = silt_sql_ident(table);
+    if (!rc && nhit && !qt)
+        rc = SILT_ENOMEM;
+    if (!rc && nhit) {
+        char *sql = silt_arena_printf(p->a,
+                                      "SELECT CAST((SELECT count(*) FROM %s WHERE rowid < f.r) AS VARCHAR) || ' ' || "
+                                      "CAST(f.k AS VARCHAR) FROM (SELECT rowid AS r, CASE%s END AS k FROM %s WHERE %s "
+                                      "ORDER BY rowid LIMIT 1) f",
+                                      qt, which.data, qt, where.data);
+        rc = sql ? silt_engine_query_text(p->e, &first, sql) : SILT_ENOMEM;
+        if (rc == SILT_ENOTFOUND)
+            rc = 0; /* no null */
+    }
+    unsigned long long pos = 0;
+    size_t k = 0;
+    if (!rc && first && sscanf(first, "%llu %zu", &pos, &k) == 2 && k < nhit) {
+        if (strcmp(table, "__silt_read") == 0) {
+            const char *file = NULL;
+            uint64_t row = 0;
+            rc = locate_input(p, req, pos, &file, &row);
+            if (!rc)
+                rc = silt_err(SILT_EINVAL, "%s: row %llu, column '%s': null, but %s declares it required", file,
+                              (unsigned long long)row, hit[k], who);
+        } else {
+            rc = silt_err(SILT_EINVAL, "preprocess result row %llu, column '%s': null, but %s declares it required",
+                          pos + 1, hit[k], who);
+        }
+    }
+    free(first);
+    free(qt);
+    silt_buf_free(&where);
+    silt_buf_free(&which);
+    return rc;
+}
+
+/* Required fields of the read step's schema: no nulls in the read data. */
+static int check_declared(pipeline *p, const silt_ingest_request *req)
+{
+    int rc = read_step_schema(p, req->read, &p->declared);
+    if (rc || !p->declared)
+        return rc;
+    const char **cols = silt_arena_alloc(p->a, (p->declared->fields.n + 1) * sizeof *cols);
+    if (!cols)
+        return SILT_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < p->declared->fields.n; i++) {
+        const odf_DataField *f = p->declared->fields.items[i];
+        if (f && f->name && !odf_data_type_is_nullable(&f->type))
+            cols[n++] = f->name;
+    }
+    return n ? check_nulls(p, req, "__silt_read", cols, "the read schema") : 0;
+}
+
+/* Computes p->required (see above) and checks the merge input for nulls in
+ * the columns the dataset's schema requires (those the read step declared
+ * were checked already when they reach the merge unchanged). */
+static int output_required(pipeline *p, const silt_ingest_request *req)
+{
+    odf_DataSchema *cur = NULL;
+    int rc = current_schema(p, &cur);
+    p->required = silt_arena_alloc(p->a, (p->ndata_cols + 2) * sizeof *p->required);
+    const char **check = silt_arena_alloc(p->a, (p->ndata_cols + 1) * sizeof *check);
+    if (!rc && (!p->required || !check))
+        rc = SILT_ENOMEM;
+    if (rc)
+        return rc;
+    size_t n = 0, nc = 0;
+    const odf_DataField *et = schema_field(cur, p->v.event_time);
+    if (!et || !odf_data_type_is_nullable(&et->type))
+        p->required[n++] = p->v.event_time;
+    bool direct = !has_preprocess(req);
+    for (size_t i = 0; i < p->ndata_cols; i++) {
+        const char *c = p->data_cols[i];
+        if (cur ? field_required(cur, c) : direct && field_required(p->declared, c))
+            p->required[n++] = c;
+        if (cur && field_required(cur, c) && !(direct && field_required(p->declared, c)))
+            check[nc++] = c;
+    }
+    return nc ? check_nulls(p, req, p->input, check, "the dataset's schema") : 0;
 }
 
 /* Is `ss` the last recorded state of its source? */
@@ -454,6 +664,9 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     if (rc)
         return rc;
     trace("read", &t0);
+    rc = check_declared(p, req);
+    if (rc)
+        return rc;
     /* preprocess */
     rc = preprocess(p, req->preprocess);
     if (rc)
@@ -463,6 +676,8 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     bool keep_op = req->merge->type == ODF_MergeStrategy_ChangelogStream ||
                    req->merge->type == ODF_MergeStrategy_UpsertStream;
     rc = event_time_stage(p, req, keep_op, fallback_sql);
+    if (!rc)
+        rc = output_required(p, req);
     if (rc)
         return rc;
     trace("event time", &t0);
@@ -622,7 +837,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
             if (!p->slice_tmp)
                 return SILT_ENOMEM;
             silt_slice_spec ss = {table, p->v.offset, p->v.op, p->v.system_time, p->v.event_time, first, now,
-                                  p->slice_tmp, append, p->data_cols, p->ndata_cols};
+                                  p->slice_tmp, append, p->data_cols, p->ndata_cols, p->required};
             silt_slice_info si;
             rc = silt_write_slice(p->e, &ss, &si);
             if (rc)
@@ -634,7 +849,16 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
             if (k == 0) {
                 /* schema: the slice as it will be read back */
                 odf_DataSchema *schema = NULL, *cur = NULL;
-                const char *required[] = {p->v.offset, p->v.op, p->v.system_time, p->v.event_time, NULL};
+                size_t nreq = 0;
+                while (p->required[nreq])
+                    nreq++;
+                const char **required = silt_arena_alloc(p->a, (nreq + 4) * sizeof *required);
+                if (!required)
+                    return SILT_ENOMEM;
+                required[0] = p->v.offset;
+                required[1] = p->v.op;
+                required[2] = p->v.system_time;
+                memcpy(required + 3, p->required, (nreq + 1) * sizeof *required);
                 rc = silt_schema_from_table(p->e, p->a, SILT_SLICE_VIEW, required, &schema);
                 if (!rc)
                     rc = current_schema(p, &cur);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -317,6 +318,22 @@ static int check_data(const odf_chain_state *st, const odf_MetadataBlock *blk,
     return 0;
 }
 
+/* Field names of a schema are unique, ignoring ASCII case (the engine's
+ * identifiers are case-insensitive: "a" and "A" cannot both be columns). */
+static int check_unique_fields(const odf_MetadataBlock *blk, const odf_DataSchema *s)
+{
+    for (size_t i = 1; i < s->fields.n; i++) {
+        const odf_DataField *f = s->fields.items[i];
+        for (size_t j = 0; j < i; j++) {
+            const odf_DataField *g = s->fields.items[j];
+            if (strcasecmp(f->name, g->name) == 0)
+                return vfail(blk, "schema.fields[%zu]: name '%s' duplicates the field '%s' at position %zu", i,
+                             f->name, g->name, j);
+        }
+    }
+    return 0;
+}
+
 static int check_schema(const odf_chain_state *st, const odf_MetadataBlock *blk,
                         const odf_SetDataSchema *e, const odf_chain_env *env, silt_arena *a)
 {
@@ -329,6 +346,11 @@ static int check_schema(const odf_chain_state *st, const odf_MetadataBlock *blk,
                 return vfail(blk, "schema.fields[%zu]: %s is missing", i,
                              !f || !f->name ? "name" : "type");
         }
+    }
+    if (e->schema) {
+        int rc = check_unique_fields(blk, e->schema);
+        if (rc)
+            return rc;
     }
     const void *cur = NULL;
     int rc = load_event(env, &st->schema, ODF_MetadataEvent_SetDataSchema, a, &cur);
@@ -360,6 +382,95 @@ static int check_same(const odf_chain_state *st, const odf_MetadataBlock *blk,
     if (cur && odf_table_equal(d, cur, blk->event.value))
         return vfail(blk, "%s is identical to the current one (no-op)", what);
     return 0;
+}
+
+/* ---- SetVocab -------------------------------------------------------- */
+
+enum { VOCAB_N = 4 };
+static const char *const VOCAB_FIELD[VOCAB_N] = {"offsetColumn", "operationTypeColumn", "systemTimeColumn",
+                                                  "eventTimeColumn"};
+static const char *const VOCAB_DEFAULT[VOCAB_N] = {"offset", "op", "system_time", "event_time"};
+
+/* The names a vocab gives (NULL where absent; v may be NULL). */
+static void vocab_given(const odf_SetVocab *v, const char *out[VOCAB_N])
+{
+    out[0] = v ? v->offset_column : NULL;
+    out[1] = v ? v->operation_type_column : NULL;
+    out[2] = v ? v->system_time_column : NULL;
+    out[3] = v ? v->event_time_column : NULL;
+}
+
+/* The system column names in effect under a vocab (defaults where absent). */
+static void vocab_names(const odf_SetVocab *v, const char *out[VOCAB_N])
+{
+    vocab_given(v, out);
+    for (int i = 0; i < VOCAB_N; i++)
+        if (!out[i])
+            out[i] = VOCAB_DEFAULT[i];
+}
+
+/* Names are non-empty and name four distinct columns (ASCII case ignored). */
+static int check_vocab_names(const odf_MetadataBlock *blk, const odf_SetVocab *e, const char *n[VOCAB_N])
+{
+    const char *given[VOCAB_N];
+    vocab_given(e, given);
+    for (int i = 0; i < VOCAB_N; i++)
+        if (given[i] && !*given[i])
+            return vfail(blk, "%s is empty (omit it to use the default '%s')", VOCAB_FIELD[i], VOCAB_DEFAULT[i]);
+    for (int i = 1; i < VOCAB_N; i++)
+        for (int j = 0; j < i; j++)
+            if (strcasecmp(n[i], n[j]) == 0)
+                return vfail(blk, "%s '%s' names the same column as %s '%s' (system columns need distinct names)",
+                             VOCAB_FIELD[i], n[i], VOCAB_FIELD[j], n[j]);
+    return 0;
+}
+
+/* Against the current schema: a new name may not be a data column of it,
+ * and once there is a schema (its fields, and the slices, carry the system
+ * columns under the current names) the names may not change. */
+static int check_vocab_vs_schema(const odf_chain_state *st, const odf_MetadataBlock *blk,
+                                 const char *n[VOCAB_N], const odf_chain_env *env, silt_arena *a)
+{
+    const void *sv = NULL, *cv = NULL;
+    int rc = load_event(env, &st->schema, ODF_MetadataEvent_SetDataSchema, a, &sv);
+    if (!rc)
+        rc = load_event(env, &st->vocab, ODF_MetadataEvent_SetVocab, a, &cv);
+    if (rc < 0)
+        return rc;
+    if (!sv)
+        return 0;
+    const char *cur[VOCAB_N];
+    vocab_names(cv, cur);
+    const odf_DataSchema *schema = ((const odf_SetDataSchema *)sv)->schema;
+    for (size_t f = 0; schema && f < schema->fields.n; f++) {
+        const char *name = ((const odf_DataField *)schema->fields.items[f])->name;
+        bool system = false;
+        for (int i = 0; i < VOCAB_N; i++)
+            system = system || strcasecmp(name, cur[i]) == 0;
+        for (int i = 0; !system && i < VOCAB_N; i++)
+            if (strcasecmp(n[i], name) == 0)
+                return vfail(blk, "%s '%s' clashes with the data column '%s' of the current schema",
+                             VOCAB_FIELD[i], n[i], name);
+    }
+    for (int i = 0; i < VOCAB_N; i++)
+        if (strcmp(n[i], cur[i]) != 0)
+            return vfail(blk, "%s cannot change from '%s' to '%s' once the dataset has a schema (its schema "
+                         "and data name the column '%s')",
+                         VOCAB_FIELD[i], cur[i], n[i], cur[i]);
+    return 0;
+}
+
+static int check_vocab(const odf_chain_state *st, const odf_MetadataBlock *blk, const odf_SetVocab *e,
+                       const odf_chain_env *env, silt_arena *a)
+{
+    const char *n[VOCAB_N];
+    vocab_names(e, n);
+    int rc = check_vocab_names(blk, e, n);
+    if (!rc)
+        rc = check_vocab_vs_schema(st, blk, n, env, a);
+    if (!rc)
+        rc = check_same(st, blk, &st->vocab, &odf_desc_SetVocab, env, a, "vocab");
+    return rc;
 }
 
 static int check_event(const odf_chain_state *st, const odf_MetadataBlock *blk,
@@ -434,7 +545,7 @@ static int check_event(const odf_chain_state *st, const odf_MetadataBlock *blk,
             return vfail(blk, "SetTransform is not allowed in a root dataset");
         return check_same(st, blk, &st->transform, &odf_desc_SetTransform, env, a, "transform");
     case ODF_MetadataEvent_SetVocab:
-        return check_same(st, blk, &st->vocab, &odf_desc_SetVocab, env, a, "vocab");
+        return check_vocab(st, blk, ev, env, a);
     case ODF_MetadataEvent_SetInfo:
         return check_same(st, blk, &st->info, &odf_desc_SetInfo, env, a, "info");
     case ODF_MetadataEvent_SetLicense:

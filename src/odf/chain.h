@@ -29,7 +29,11 @@
  *    checkpoint) must exist in the store (checked through a callback);
  *  - SetDataSchema: additive only — every existing field stays, same name,
  *    same type, same position; new fields are appended and must be nullable
- *    (DataType Option); an identical schema is a no-op;
+ *    (DataType Option); an identical schema is a no-op; field names are
+ *    unique (ASCII case ignored);
+ *  - SetVocab: given names are non-empty, the four system column names are
+ *    distinct (case ignored), none is a data column of the current schema,
+ *    and once there is a SetDataSchema the names in force may not change;
  *  - SetVocab, SetInfo, SetLicense, SetAttachments, SetTransform,
  *    SetPollingSource, AddPushSource: identical to the current one = no-op;
  *  - push and polling sources are mutually exclusive; AddPushSource with an

@@ -224,12 +224,39 @@ printf 'op,id,v\n1,nope,1\n' >ch_retract.csv
 bad ch "silt: ingest into 'ch': -R in row 1 for key (id='nope') that is not present" ch_retract.csv --event-time 2020-01-01T00:00:00Z
 printf 'op,id,v\n1,a,999\n' >ch_values.csv
 bad ch "silt: ingest into 'ch': -R in row 1 for key (id='a') does not carry the current values" ch_values.csv --event-time 2020-01-01T00:00:00Z
+# a retraction/correction whose values match but whose event time does not:
+# the message says the event time must be the retracted record's, exactly
+printf 'op,id,v\n1,a,1\n' >ch_late.csv
+bad ch "silt: ingest into 'ch': -R in row 1 for key (id='a'): event_time 2020-01-02T00:00:00Z must equal the retracted record's event time exactly (2020-01-01T00:00:00Z)" ch_late.csv --event-time 2020-01-02T00:00:00Z
+printf 'op,id,v\n2,b,2\n3,b,5\n' >ch_late_c.csv
+bad ch "silt: ingest into 'ch': -C in row 1 for key (id='b'): event_time 2020-01-01T00:00:00.001Z must equal the corrected record's event time exactly (2020-01-01T00:00:00Z)" ch_late_c.csv --event-time 2020-01-01T00:00:00.001Z
 printf 'op,id,v\n0,a,7\n' >ch_again.csv
 bad ch "silt: ingest into 'ch': +A in row 1 for key (id='a') that is already present" ch_again.csv --event-time 2020-01-01T00:00:00Z
 ok sql 'SELECT id, v FROM "ch:current" ORDER BY id' --format csv
 assert_eq "$OUT" "id,v
 a,1
 b,2" "changelog current state intact"
+
+# within one batch (event times from the data): the -R follows the +A of
+# the same batch
+add_ds ch2 <<'EOF'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: Csv
+        header: true
+        ddlSchema: ["op INT", "id STRING", "v BIGINT", "event_time TIMESTAMP"]
+      merge:
+        kind: ChangelogStream
+        primaryKey: [id]
+EOF
+printf 'op,id,v,event_time\n0,a,1,2020-01-01T00:00:00Z\n' >ch2_ok.csv
+ok ingest ch2 ch2_ok.csv
+printf 'op,id,v,event_time\n0,c,3,2020-01-05T00:00:00Z\n1,c,3,2020-01-06T00:00:00Z\n' >ch2_late.csv
+bad ch2 "silt: ingest into 'ch2': -R in row 2 for key (id='c'): event_time 2020-01-06T00:00:00Z must equal the retracted record's event time exactly (2020-01-05T00:00:00Z)" ch2_late.csv
+# values and event time both differ: the generic message
+printf 'op,id,v,event_time\n1,a,2,2020-01-06T00:00:00Z\n' >ch2_both.csv
+bad ch2 "silt: ingest into 'ch2': -R in row 1 for key (id='a') does not carry the current values" ch2_both.csv
 
 # usage errors: exit 2
 fails 2 "silt: ingest needs a NAME (see 'silt help')" ingest

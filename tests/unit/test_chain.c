@@ -632,7 +632,7 @@ static void test_json_roundtrip(void **state)
 {
     tctx *c = *state;
     root_with_data(c);
-    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "off")));
+    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "offset")));
     odf_AddData *e = next_add(c);
     e->new_watermark.nsec = 123456789;
     e->new_source_state = sstate(c, "other", "odf/etag", "o\"1\n");
@@ -1064,7 +1064,7 @@ static void test_schema_evolution(void **state)
                 "added fields must be nullable (Option)");
     EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetDataSchema,
                        ev_schema(c, "event_time:Timestamp,city:String,population:Int64,city:?String")),
-                "block 3 (SetDataSchema): schema.fields[3]: new field 'city' duplicates the field at "
+                "block 3 (SetDataSchema): schema.fields[3]: name 'city' duplicates the field 'city' at "
                 "position 1");
     /* nested type change is detected too */
     odf_SetDataSchema *s = ev_schema(c, "event_time:Timestamp,city:String,population:Int64");
@@ -1095,8 +1095,8 @@ static void test_noop_metadata_events(void **state)
 {
     tctx *c = *state;
     root_base(c);
-    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "off")));
-    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "off")),
+    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "offset")));
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "offset")),
                 "block 4 (SetVocab): vocab is identical to the current one (no-op)");
     append(c, blk(c, ODF_MetadataEvent_SetInfo, ev_info(c, "d")));
     EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetInfo, ev_info(c, "d")),
@@ -1258,6 +1258,69 @@ static void test_inconsistent_state_and_load_errors(void **state)
                      SILT_ENOTFOUND);
 }
 
+/* SetVocab names: non-empty, four distinct columns, no clash with the data
+ * columns of the current schema, fixed once there is a schema. A schema's
+ * field names are unique (ASCII case ignored). */
+static void test_vocab_rules(void **state)
+{
+    tctx *c = *state;
+    seed(c, ODF_DatasetKind_Root);
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "")),
+                "block 1 (SetVocab): offsetColumn is empty (omit it to use the default 'offset')");
+    odf_SetVocab *v = ev_vocab(c, "off");
+    v->event_time_column = sdup(c, "");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, v),
+                "block 1 (SetVocab): eventTimeColumn is empty (omit it to use the default 'event_time')");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "event_time")),
+                "block 1 (SetVocab): eventTimeColumn 'event_time' names the same column as offsetColumn "
+                "'event_time' (system columns need distinct names)");
+    v = ev_vocab(c, "off");
+    v->system_time_column = sdup(c, "OP");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, v),
+                "block 1 (SetVocab): systemTimeColumn 'OP' names the same column as operationTypeColumn 'op' "
+                "(system columns need distinct names)");
+    /* before any schema, names may change freely */
+    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "o1")));
+    append(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "off")));
+    /* a schema's names are unique, case ignored */
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetDataSchema,
+                       ev_schema(c, "off:UInt64,op:UInt8,system_time:Timestamp,event_time:Timestamp,city:String,"
+                                    "City:?String")),
+                "block 3 (SetDataSchema): schema.fields[5]: name 'City' duplicates the field 'city' at position 4");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetDataSchema,
+                       ev_schema(c, "off:UInt64,op:UInt8,system_time:Timestamp,event_time:Timestamp,off:?String")),
+                "block 3 (SetDataSchema): schema.fields[4]: name 'off' duplicates the field 'off' at position 0");
+    append(c, blk(c, ODF_MetadataEvent_SetDataSchema,
+                  ev_schema(c, "off:UInt64,op:UInt8,system_time:Timestamp,event_time:Timestamp,city:String,"
+                               "offset:?Int64")));
+    /* a data column cannot become a system column */
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "City")),
+                "block 4 (SetVocab): offsetColumn 'City' clashes with the data column 'city' of the current schema");
+    v = ev_vocab(c, "off");
+    v->event_time_column = sdup(c, "offset");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, v),
+                "block 4 (SetVocab): eventTimeColumn 'offset' clashes with the data column 'offset' of the current "
+                "schema");
+    /* and system columns cannot be renamed under the existing schema */
+    v = ev_vocab(c, "off");
+    v->event_time_column = sdup(c, "ts");
+    EXPECT_FAIL(c, blk(c, ODF_MetadataEvent_SetVocab, v),
+                "block 4 (SetVocab): eventTimeColumn cannot change from 'event_time' to 'ts' once the dataset has a "
+                "schema (its schema and data name the column 'event_time')");
+    /* the same names, spelled out, are fine */
+    v = ev_vocab(c, "off");
+    v->operation_type_column = sdup(c, "op");
+    v->system_time_column = sdup(c, "system_time");
+    v->event_time_column = sdup(c, "event_time");
+    append(c, blk(c, ODF_MetadataEvent_SetVocab, v));
+    /* state-only checking (no env) still catches empty and clashing names */
+    assert_int_equal(odf_chain_check(&c->st, blk(c, ODF_MetadataEvent_SetVocab, ev_vocab(c, "op")), c->last_hash,
+                                     NULL),
+                     SILT_EVALIDATION);
+    assert_string_equal(silt_error_last(), "block 5 (SetVocab): operationTypeColumn 'op' names the same column as "
+                                           "offsetColumn 'op' (system columns need distinct names)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1286,6 +1349,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_value_equal_helpers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_execute_transform_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inconsistent_state_and_load_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vocab_rules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

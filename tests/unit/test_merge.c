@@ -446,7 +446,11 @@ static void test_changelog(void **st)
     merge_err(&s, "c3", "-R in row 2 for key (city='c') that is not present");
     input("op, event_time, city, population", "(2, 4, 'a', 99), (3, 5, 'a', 4)");
     merge_err(&s, "c3", "-C in row 1 for key (city='a') does not carry the current values");
+    /* only the event time differs: the message says the retraction must carry it exactly */
     input("op, event_time, city, population", "(1, 3, 'c', 6)");
+    merge_err(&s, "c3", "-R in row 1 for key (city='c'): event_time 3 must equal the retracted record's event time "
+                        "exactly (4)");
+    input("op, event_time, city, population", "(1, 3, 'c', 7)");
     merge_err(&s, "c3", "-R in row 1 for key (city='c') does not carry the current values");
     input("op, event_time, city, population", "(0, 1, 'x', 1), (2, 1, 'x', 2), (3, 1, 'x', 3)");
     merge_err(&s, "c3", "-C in row 2 for key (city='x') does not carry the current values");
