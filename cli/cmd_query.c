@@ -1,12 +1,14 @@
 /* cmd_query.c — query commands: sql, tail, schema.
  *
  *   silt sql QUERY|- [--format table|csv|json|ndjson|parquet] [--output FILE]
- *                    [--as-of NAME=BLOCK|BLOCK]...
+ *                    [--as-of NAME=BLOCK|BLOCK]... [--unsafe-file-access]
  *   silt tail NAME [-n N] [--format …] [--output FILE]
  *   silt schema NAME [--json|--yaml]
  *
  * The global --json selects JSON output (sql/tail: --format json unless a
- * format is given). QUERY "-" reads the query from stdin. Exit codes: 0 ok,
+ * format is given). QUERY "-" reads the query from stdin. A query is one
+ * read-only statement over the datasets it names and reads no other file;
+ * --unsafe-file-access lifts that (silt_sql_opts). Exit codes: 0 ok,
  * 1 failed (unknown dataset, SQL error: one line on stderr), 2 usage
  * (unknown option or format, parquet without --output, bad -n).
  */
@@ -28,6 +30,7 @@ typedef struct out_opts {
     const char *output;
     const char **as_of; /* sql only */
     size_t n_as_of;
+    bool unsafe_file_access; /* sql only */
 } out_opts;
 
 /* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
@@ -50,7 +53,8 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
     return 1;
 }
 
-/* Parses --format/--output (and --as-of when as_of_ok). Positionals are
+/* Parses --format/--output (and --as-of, --unsafe-file-access when
+ * as_of_ok, i.e. for sql). Positionals are
  * collected into pos (at most maxpos). Returns 0 or an exit code. */
 static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, bool as_of_ok,
                           const char **pos, int maxpos, int *npos, const char **n_opt)
@@ -82,6 +86,8 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
                     return cli_fail("out of memory");
                 o->as_of = nv;
                 o->as_of[o->n_as_of++] = v;
+            } else if (as_of_ok && strcmp(argv[i], "--unsafe-file-access") == 0) {
+                o->unsafe_file_access = true;
             } else if (n_opt && (r = opt_value(argc, argv, &i, "-n", &v)) != 0) {
                 if (r < 0)
                     return cli_usage("%s: -n needs a number", cmd);
@@ -168,7 +174,8 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     }
     silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
-                        .as_of = o.as_of, .n_as_of = o.n_as_of};
+                        .as_of = o.as_of, .n_as_of = o.n_as_of,
+                        .unsafe_file_access = o.unsafe_file_access};
     int status = silt_sql(ws, query ? query : pos[0], &so) < 0 ? cli_fail(NULL) : EXIT_OK;
     silt_workspace_free(ws);
     free(query);

@@ -224,7 +224,20 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
  *    in the chain of that ref) or a bare "BLOCK" (looked up in every dataset
  *    the query references; applies to each whose chain holds it; an error if
  *    none does). BLOCK is a full multihash ("f1620…").
- *  rows_out (may be NULL) receives the number of result rows. */
+ *  rows_out (may be NULL) receives the number of result rows.
+ *  unsafe_file_access (silt_sql only; tail is always confined): false (the
+ *    default) confines the query: exactly one read-only statement (SELECT,
+ *    FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN [ANALYZE] of a
+ *    query), and the engine reads only the files of the dataset views silt
+ *    created for it (plus `output` for parquet): no read_csv/read_text/glob
+ *    of other files, no COPY/EXPORT/IMPORT, ATTACH, INSTALL/LOAD, SET/RESET,
+ *    CREATE/INSERT/…, CALL; refusals are SILT_EINVAL with one line, e.g.
+ *    "sql: COPY is not allowed in a query (use --format/--output to write
+ *    results, or --unsafe-file-access)", "sql: reading files is not allowed:
+ *    <DuckDB's message> (query datasets by name, or use
+ *    --unsafe-file-access)". true runs any single statement of the DuckDB
+ *    dialect with the file system of the calling process (local
+ *    exploration only; never for a query from someone else). */
 typedef struct silt_sql_opts {
     const char *format;
     const char *output;
@@ -232,6 +245,7 @@ typedef struct silt_sql_opts {
     const char *const *as_of;
     size_t n_as_of;
     uint64_t *rows_out;
+    bool unsafe_file_access;
 } silt_sql_opts;
 
 /* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every

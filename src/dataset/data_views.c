@@ -7,7 +7,8 @@
  * Invariants:
  *  - each public call opens its own in-memory engine (spill directory in a
  *    fresh `.silt/tmp/<random>/`, removed before returning) and frees it: no
- *    engine state survives a call;
+ *    engine state survives a call; `tail` confines it (engine.h) once its
+ *    view exists;
  *  - slice files are listed newest-first from the metadata chain and handed
  *    to the engine in offset order; records keep that order (file order,
  *    then row order); nothing is ever written to a dataset.
@@ -316,6 +317,12 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
     } else if (rc == 0) {
         rc = silt_ds_create_view(e, ds, view, NULL, false); /* empty view or "has no data" */
     }
+    /* the query is silt's, but `tail` runs like every query: confined to the
+     * slices of its view (and the Parquet file it writes) */
+    const char *output = opts && fmt == SILT_QFMT_PARQUET ? opts->output : NULL;
+    silt_confine_opts co = {.files = output ? &output : NULL, .n_files = output ? 1 : 0};
+    if (rc == 0)
+        rc = silt_engine_confine(e, &co);
     char *sql = NULL;
     if (rc == 0) {
         sql = n ? silt_arena_printf(a, "SELECT * FROM %s", qv)

@@ -2,7 +2,12 @@
  * for `silt sql` / `silt tail` (see query.h for the formats).
  *
  * Invariants:
- *  - a query is exactly one statement; a SELECT-like statement is wrapped in
+ *  - a query is exactly one statement, split and prepared by DuckDB
+ *    (silt_engine_prepare); on a confined engine only a read-only query;
+ *  - silt's wrappers around it (conversions, COPY to Parquet) are prepared
+ *    again and must still be one statement of the expected kind, so no text
+ *    of a query can turn a wrapper into something else;
+ *  - a SELECT-like statement is wrapped in
  *    `SELECT <conversions> FROM (<query>)` using positional references (#i)
  *    so that duplicate or odd column names survive, timestamps become
  *    RFC 3339 text and (for JSON) nested values JSON text inside the engine;
@@ -357,33 +362,6 @@ static int write_rows(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, co
 
 /* ---- running --------------------------------------------------------------- */
 
-/* Prepares the single statement of `sql` into *prep. */
-static int prepare_one(duckdb_connection conn, const char *sql, duckdb_prepared_statement *prep)
-{
-    *prep = NULL;
-    duckdb_extracted_statements ex = NULL;
-    idx_t n = duckdb_extract_statements(conn, sql, &ex);
-    int rc = 0;
-    if (n == 0) {
-        const char *m = ex ? duckdb_extract_statements_error(ex) : NULL;
-        if (m && *m)
-            rc = silt_err(SILT_EINVAL, "sql: %.*s", (int)strcspn(m, "\n"), m);
-        else
-            rc = silt_err(SILT_EINVAL, "sql: expected one statement, got none");
-    } else if (n > 1) {
-        rc = silt_err(SILT_EINVAL, "sql: expected one statement, got %llu", (unsigned long long)n);
-    } else if (duckdb_prepare_extracted_statement(conn, ex, 0, prep) == DuckDBError) {
-        const char *m = duckdb_prepare_error(*prep);
-        if (!m)
-            m = "cannot prepare the statement";
-        rc = silt_err(SILT_EINVAL, "sql: %.*s", (int)strcspn(m, "\n"), m);
-        duckdb_destroy_prepare(prep);
-        *prep = NULL;
-    }
-    duckdb_destroy_extracted(&ex);
-    return rc;
-}
-
 /* Builds the converting wrapper of a SELECT: *kinds_out gets the output
  * kind of every column. */
 static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner,
@@ -422,6 +400,23 @@ static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char
     return rc;
 }
 
+/* Runs silt's wrapper `sql` around the checked user query, which must still
+ * be one statement of type `type`, into *res (destroyed by the caller when
+ * *have_res). */
+static int run_wrapper(silt_engine *e, const char *sql, duckdb_statement_type type, duckdb_result *res,
+                       bool *have_res)
+{
+    duckdb_prepared_statement wp = NULL;
+    int rc = silt_engine_prepare(e, sql, "sql", 0, type, &wp);
+    if (rc == 0) {
+        *have_res = true;
+        if (duckdb_execute_prepared(wp, res) == DuckDBError)
+            rc = silt_engine_error(e, res, "sql");
+    }
+    duckdb_destroy_prepare(&wp);
+    return rc;
+}
+
 static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const char *inner,
                        const char *path, uint64_t *rows_out)
 {
@@ -431,17 +426,18 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
     if (!qp)
         return SILT_ENOMEM;
     silt_buf b = SILT_BUF_INIT;
-    int rc = silt_buf_printf(&b, "COPY (%s\n) TO %s (FORMAT parquet)", inner, qp);
+    /* written in place (no tmp_<name> beside it): a confined engine may
+     * write exactly `path`; a failure removes it below */
+    int rc = silt_buf_printf(&b, "COPY (%s\n) TO %s (FORMAT parquet, USE_TMP_FILE false)", inner, qp);
     free(qp);
     duckdb_result res;
-    if (rc == 0) {
-        if (duckdb_query(silt_engine_conn(e), b.data, &res) == DuckDBError) {
-            rc = silt_engine_result_error(&res, "sql");
-        } else if (rows_out) {
-            *rows_out = duckdb_rows_changed(&res);
-        }
+    bool have_res = false;
+    if (rc == 0)
+        rc = run_wrapper(e, b.data, DUCKDB_STATEMENT_TYPE_COPY, &res, &have_res);
+    if (rc == 0 && rows_out)
+        *rows_out = duckdb_rows_changed(&res);
+    if (have_res)
         duckdb_destroy_result(&res);
-    }
     silt_buf_free(&b);
     if (rc)
         unlink(path);
@@ -455,12 +451,12 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
         *rows_out = 0;
     if (fmt == SILT_QFMT_PARQUET && !path)
         return silt_err(SILT_EINVAL, "sql: format parquet needs an output file");
-    duckdb_connection conn = silt_engine_conn(e);
     char *inner = strip_query(sql);
     if (!inner)
         return silt_err(SILT_ENOMEM, "sql: out of memory");
     duckdb_prepared_statement prep = NULL;
-    int rc = prepare_one(conn, inner, &prep);
+    int rc = silt_engine_prepare(e, inner, "sql", SILT_PREP_USER | SILT_PREP_EXPLAIN,
+                                 DUCKDB_STATEMENT_TYPE_INVALID, &prep);
     if (rc) {
         free(inner);
         return rc;
@@ -482,15 +478,12 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
         rc = build_wrapper(&wrapped, prep, inner, fmt, kinds);
         if (rc == SILT_ENOMEM)
             rc = silt_err(SILT_ENOMEM, "sql: out of memory");
-        if (rc == 0) {
-            have_res = true;
-            if (duckdb_query(conn, wrapped.data, &res) == DuckDBError)
-                rc = silt_engine_result_error(&res, "sql");
-        }
+        if (rc == 0)
+            rc = run_wrapper(e, wrapped.data, DUCKDB_STATEMENT_TYPE_SELECT, &res, &have_res);
     } else if (rc == 0) {
         have_res = true;
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)
-            rc = silt_engine_result_error(&res, "sql");
+            rc = silt_engine_error(e, &res, "sql");
         else
             for (size_t c = 0; c < ncols && c < duckdb_column_count(&res); c++)
                 kinds[c] = kind_of(duckdb_column_type(&res, c));
@@ -564,6 +557,12 @@ int silt_query_create_slice_view(silt_engine *e, const char *view, const char *c
 {
     if (n == 0)
         return silt_err(SILT_EINVAL, "view %s: no slice files", view);
+    /* the view reads its files when queried: a confined engine may read them */
+    for (size_t i = 0; i < n; i++) {
+        int ar = silt_engine_allow_file(e, files[i]);
+        if (ar < 0)
+            return silt_err_context(ar, "view %s", view);
+    }
     silt_buf b = SILT_BUF_INIT;
     char *qv = silt_sql_ident(view);
     int rc = qv ? silt_buf_printf(&b, "CREATE OR REPLACE TEMP VIEW %s AS SELECT ", qv) : SILT_ENOMEM;

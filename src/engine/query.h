@@ -45,9 +45,14 @@ int silt_qfmt_parse(const char *name, silt_qfmt *out);
 
 /* Runs exactly one SQL statement and writes its result in `fmt`, to `path`
  * when non-NULL (created/truncated; removed again on failure), else to `out`.
- * Parquet needs `path` (SILT_EINVAL otherwise). `rows_out` (may be NULL)
- * receives the number of result rows. A query with several statements is
- * SILT_EINVAL "sql: expected one statement, got N". */
+ * Parquet needs `path` (SILT_EINVAL otherwise; on a confined engine `path`
+ * must be one of its allowed files, as DuckDB writes it). `rows_out` (may be
+ * NULL) receives the number of result rows. A query with several statements
+ * is SILT_EINVAL "sql: only one statement is allowed (got N)". On a confined
+ * engine (engine.h) the statement must be a query (SELECT …) or EXPLAIN
+ * [ANALYZE] of one; anything else is refused before it runs. This is the one
+ * entry point for queries of users: `silt sql`, `silt tail` and the coming
+ * `silt serve` query endpoint. */
 int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
                    uint64_t *rows_out);
 
@@ -61,7 +66,9 @@ typedef struct silt_vocab_names {
 } silt_vocab_names;
 
 /* CREATE OR REPLACE TEMP VIEW `view` over the Parquet slice files `files`
- * (in offset order) read with union_by_name, records in file order. The
+ * (in offset order) read with union_by_name, records in file order; the
+ * files are registered with silt_engine_allow_file, so the view can be
+ * queried once the engine is confined (which must not have happened yet). The
  * offset and op columns are cast to UBIGINT / UTINYINT so slices written with
  * Int64 offsets / Int32 ops read the same. When `min_offset` is non-zero only
  * records with offset >= min_offset are kept. n must be > 0. */

@@ -8,10 +8,14 @@
  *  - offsets continue densely from the last offset; rows are never reordered
  *    after the merge produced them;
  *  - the merge state needed by Snapshot/Ledger/Changelog/Upsert comes from
- *    the last checkpoint, never from re-reading the history.
+ *    the last checkpoint, never from re-reading the history;
+ *  - the preprocess queries of a manifest run on a confined engine (one
+ *    SELECT each; no file but the run's private scratch directory and the
+ *    checkpoint it loads): see confine_for_preprocess.
  */
 #include "ingest/ingest.h"
 
+#include "dataset/data_views.h"
 #include "dataset/dataset_internal.h"
 #include "files/files.h"
 #include "engine/engine.h"
@@ -46,6 +50,8 @@ typedef struct pipeline {
                               that are required (not Option) in the output */
     char *slice_tmp;      /* temp file of the new slice (removed unless moved) */
     char *checkpoint_tmp; /* temp file of the new checkpoint */
+    char *scratch;        /* private `.silt/tmp/<random>/`: spill and temp files */
+    unsigned ntmp;        /* temp files named so far */
 } pipeline;
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -377,8 +383,43 @@ static bool source_state_unchanged(const odf_chain_state *st, const odf_SourceSt
 
 /* ---- stages ------------------------------------------------------------ */
 
-static int preprocess(pipeline *p, const odf_union *pre)
+/* Confines the engine before the first preprocess query (engine.h): from
+ * then on it reads and writes only its scratch directory (spill files, and
+ * the slice and checkpoint files written there, which do not exist yet) and
+ * reads the one checkpoint the merge loads; no other file, no extension, no
+ * setting. Every file silt reads before (the input) is already a table. */
+static int confine_for_preprocess(pipeline *p, const silt_ingest_request *req)
 {
+    const char *files[1] = {NULL};
+    size_t nfiles = 0;
+    if (p->ds->st.has_checkpoint && req->merge->type != ODF_MergeStrategy_Append) {
+        char *cp = silt_store_object_path(p->ds->store, "checkpoints", p->ds->st.checkpoint);
+        files[0] = cp ? silt_arena_strdup(p->a, cp) : NULL;
+        free(cp);
+        if (!files[0])
+            return SILT_ENOMEM;
+        nfiles = 1;
+    }
+    const char *dirs[] = {p->scratch};
+    silt_confine_opts c = {
+        .files = files,
+        .n_files = nfiles,
+        .dirs = dirs,
+        .n_dirs = 1,
+        .hint_write = "a preprocess query is one SELECT over its input",
+        .hint_other = "a preprocess query is one SELECT over its input",
+        .hint_files = "a preprocess query reads only its input",
+    };
+    return silt_engine_confine(p->e, &c);
+}
+
+/* Runs the preprocess queries of the manifest (written by its author, not
+ * by silt): each is one SELECT, checked by the engine, on the confined
+ * engine; the steps with an alias become views, the last one the table
+ * __silt_pre. */
+static int preprocess(pipeline *p, const silt_ingest_request *req)
+{
+    const odf_union *pre = req->preprocess;
     if (!pre || pre->type == 0) {
         p->input = "__silt_read"; /* prepared in place: no copy of the data */
         return 0;
@@ -388,6 +429,8 @@ static int preprocess(pipeline *p, const odf_union *pre)
         return silt_err(SILT_EUNSUPPORTED, "unsupported preprocess kind");
     const odf_TransformSql *t = pre->value;
     int rc = silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM __silt_read");
+    if (!rc)
+        rc = confine_for_preprocess(p, req);
     if (rc)
         return rc;
     const char *final_query = t->query;
@@ -399,20 +442,16 @@ static int preprocess(pipeline *p, const odf_union *pre)
             final_query = st->query;
             break;
         }
-        char *q = silt_sql_ident(st->alias);
-        if (!q)
+        char *ctx = silt_arena_printf(p->a, "preprocess query '%s'", st->alias);
+        if (!ctx)
             return SILT_ENOMEM;
-        rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP VIEW %s AS %s", q, st->query);
-        free(q);
-        if (rc)
-            return silt_err_context(rc, "preprocess query '%s'", st->alias);
+        rc = silt_engine_create_from_query(p->e, st->alias, false, st->query ? st->query : "", ctx);
     }
+    if (rc)
+        return rc;
     if (!final_query)
         return silt_err(SILT_EINVAL, "preprocess: no output query (a query without an alias)");
-    rc = silt_engine_execf(p->e, "CREATE OR REPLACE TEMP TABLE __silt_pre AS %s", final_query);
-    if (rc)
-        return silt_err_context(rc, "preprocess query");
-    return 0;
+    return silt_engine_create_from_query(p->e, "__silt_pre", true, final_query, "preprocess query");
 }
 
 static int current_schema(pipeline *p, odf_DataSchema **out);
@@ -604,11 +643,11 @@ static int merge_spec(pipeline *p, const odf_union *m, silt_merge_spec *spec)
     }
 }
 
+/* A new file in this run's private scratch directory (moved into the store
+ * by silt_store_adopt_file): the only place a confined engine may write. */
 static char *object_tmp(pipeline *p, const char *kind)
 {
-    char *path = silt_arena_printf(p->a, "%s/%s/.tmp-%ld-%08x.parquet", p->ds->dir, kind, (long)getpid(),
-                                   (unsigned)rand());
-    return path;
+    return silt_arena_printf(p->a, "%s/%s-%u.parquet", p->scratch, kind, ++p->ntmp);
 }
 
 /* Current schema of the dataset (NULL when none). */
@@ -668,7 +707,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     if (rc)
         return rc;
     /* preprocess */
-    rc = preprocess(p, req->preprocess);
+    rc = preprocess(p, req);
     if (rc)
         return rc;
     trace("preprocess", &t0);
@@ -932,21 +971,18 @@ int silt_ingest_run(silt_dataset *ds, const silt_ingest_request *req, silt_inges
     p.a = silt_arena_new();
     if (!p.a)
         return SILT_ENOMEM;
-    char *spill = silt_path_join(ds->ws->root, "tmp", "spill", NULL);
-    int rc = spill ? silt_fs_mkdirs(spill) : SILT_ENOMEM;
-    if (!rc) {
-        silt_engine_opts eo = {.spill_dir = spill};
-        rc = silt_engine_open(&p.e, &eo);
-    }
+    /* a private scratch directory, so that a confined preprocess query sees
+     * no spill or temp file of another process */
+    int rc = silt_ws_engine_open(ds->ws, &p.e, &p.scratch);
     if (!rc)
         rc = run(&p, req, out);
     if (p.slice_tmp)
         unlink(p.slice_tmp);
     if (p.checkpoint_tmp)
         unlink(p.checkpoint_tmp);
-    silt_engine_free(p.e);
+    if (p.e)
+        rc = silt_ws_engine_close(p.e, p.scratch, rc);
     silt_arena_free(p.a);
-    free(spill);
     if (rc < 0)
         return silt_err_context(rc, "ingest into '%s'", ds->name);
     return 0;

@@ -8,7 +8,12 @@
  *    files datasets over the files of their view read with their tabular
  *    schema (src/files/files_schema.c);
  *  - one engine per call (silt_ws_engine_open), freed before returning;
- *    nothing is ever written to a dataset.
+ *    nothing is ever written to a dataset;
+ *  - unless opts->unsafe_file_access, the engine is confined after the views
+ *    are made and before the query is prepared (silt_engine_confine): the
+ *    query is one read-only statement and reads only the slice files of the
+ *    views (files datasets are materialised while the views are made), and
+ *    for --format parquet writes only the output file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +230,20 @@ static int apply_as_of(silt_workspace *ws, qrefs *refs, const silt_sql_opts *o)
     return 0;
 }
 
+/* Confines the engine of a `silt sql` call; `output` (NULL when the result
+ * is text, which silt writes itself) is the Parquet file DuckDB writes. */
+static int confine_for_sql(silt_engine *e, const char *output)
+{
+    silt_confine_opts c = {
+        .files = output ? &output : NULL,
+        .n_files = output ? 1 : 0,
+        .hint_write = "use --format/--output to write results, or --unsafe-file-access",
+        .hint_other = "only SELECT queries are allowed, or use --unsafe-file-access",
+        .hint_files = "query datasets by name, or use --unsafe-file-access",
+    };
+    return silt_engine_confine(e, &c);
+}
+
 int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
 {
     if (opts && opts->rows_out)
@@ -280,6 +299,8 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
             macro = true;
         }
     }
+    if (rc == 0 && !(opts && opts->unsafe_file_access))
+        rc = confine_for_sql(e, fmt == SILT_QFMT_PARQUET ? opts->output : NULL);
     if (rc == 0) {
         rc = silt_query_run(e, query, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
                             opts ? opts->rows_out : NULL);

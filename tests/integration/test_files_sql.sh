@@ -56,7 +56,7 @@ fields:
       kind: Int32
 format: parquet
 Y
-ok sql "COPY (SELECT 7::INTEGER AS id, 'x' AS extra) TO 'seven.parquet' (FORMAT parquet)" 2>/dev/null || true
+ok sql "COPY (SELECT 7::INTEGER AS id, 'x' AS extra) TO 'seven.parquet' (FORMAT parquet)" --unsafe-file-access 2>/dev/null || true
 ok schema set t@dev odf.yaml
 fails_like 1 "dataset 't@dev': file 'p1.csv' does not conform to the schema (format parquet)" sql 'SELECT * FROM "t@dev"'
 ok upload t@dev --type snapshot seven.parquet

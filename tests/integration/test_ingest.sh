@@ -44,11 +44,11 @@ slice_file() {
 }
 # footer_types FILE: name,type,converted_type,logical_type of the leaf columns
 footer_types() {
-    run sql "SELECT name, type, converted_type, logical_type FROM parquet_schema('$1') WHERE type IS NOT NULL" --format csv
+    run sql "SELECT name, type, converted_type, logical_type FROM parquet_schema('$1') WHERE type IS NOT NULL" --format csv --unsafe-file-access
     printf '%s\n' "$OUT" | tail -n +2
 }
 footer_encodings() {
-    run sql "SELECT path_in_schema, encodings FROM parquet_metadata('$1') ORDER BY column_id" --format csv
+    run sql "SELECT path_in_schema, encodings FROM parquet_metadata('$1') ORDER BY column_id" --format csv --unsafe-file-access
     echo "$OUT"
 }
 state_sum() { echo "$(tree_sum "$(ds_dir "$1")/blocks")-$(tree_sum "$(ds_dir "$1")/refs")"; }
@@ -427,7 +427,7 @@ z,2,2020-01-01T00:00:00Z
 EOF
 expect_ingest "app: 3 new records (offsets 0..2), watermark 2020-01-05T00:00:00Z" app app1.csv
 S1=$(slice_file app)
-run sql "SELECT name FROM parquet_schema('$S1') WHERE type IS NOT NULL" --format csv
+run sql "SELECT name FROM parquet_schema('$S1') WHERE type IS NOT NULL" --format csv --unsafe-file-access
 assert_eq "$OUT" "name
 offset
 op

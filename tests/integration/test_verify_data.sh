@@ -79,7 +79,7 @@ restore
 
 # 2. the same file rewritten by a plain COPY (system_time becomes MICROS):
 #    another layout and another record digest
-ok sql "COPY (SELECT * FROM read_parquet('$ds/data/$d3')) TO '$T_DIR/re.parquet' (FORMAT parquet)"
+ok sql "COPY (SELECT * FROM read_parquet('$ds/data/$d3')) TO '$T_DIR/re.parquet' (FORMAT parquet)" --unsafe-file-access
 cp "$T_DIR/re.parquet" "$ds/data/$d3"
 got=$(mh "$ds/data/$d3")
 size=$(stat -c %s "$ds/data/$d3")
@@ -124,7 +124,7 @@ restore
 # 5. a slice whose records break the changelog rules, committed with
 #    `silt append` (SetDataSchema + AddData) with the right hashes: a +C
 #    without its -C, and a -R of a record that was never added
-ok sql "COPY (SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(p AS UTINYINT) AS op, TIMESTAMPTZ '2024-01-01 00:00:00+00' AS system_time, CAST(e AS DATE) AS event_time, city FROM (VALUES (0, 0, '2020-01-01', 'A'), (1, 3, '2020-01-01', 'B'), (2, 1, '2020-01-01', 'Z')) v(o, p, e, city)) TO '$T_DIR/bad.parquet' (FORMAT parquet)"
+ok sql "COPY (SELECT CAST(o AS UBIGINT) AS \"offset\", CAST(p AS UTINYINT) AS op, TIMESTAMPTZ '2024-01-01 00:00:00+00' AS system_time, CAST(e AS DATE) AS event_time, city FROM (VALUES (0, 0, '2020-01-01', 'A'), (1, 3, '2020-01-01', 'B'), (2, 1, '2020-01-01', 'Z')) v(o, p, e, city)) TO '$T_DIR/bad.parquet' (FORMAT parquet)" --unsafe-file-access
 bh=$(mh "$T_DIR/bad.parquet")
 bsize=$(stat -c %s "$T_DIR/bad.parquet")
 cat >schema.yaml <<'EOF'

@@ -1,5 +1,6 @@
 /* test_query.c — datasets as SQL views (silt_sql), the current-state view,
- * output formats, tail, schema and as-of. Slices are made here with the
+ * output formats, tail, schema and as-of, and the confinement of queries
+ * (silt_engine_confine, silt_engine_check_query, unsafe_file_access). Slices are made here with the
  * engine (COPY … TO parquet) and committed with SetDataSchema/AddData
  * events, independent of the ingestion pipeline. */
 #include "testutil.h"
@@ -281,9 +282,18 @@ static void test_parquet_output(void **state)
     silt_sql_opts o = {.format = "parquet", .output = path, .rows_out = &rows};
     assert_int_equal(silt_sql(g_ws, "SELECT city, population FROM \"pop:current\"", &o), 0);
     assert_int_equal(rows, 3);
+    /* read back by path: only with unsafe_file_access */
     char q[4200];
     snprintf(q, sizeof q, "SELECT * FROM read_parquet('%s')", path);
-    expect_sql(q, "csv", "city,population\nA,110\nD,400\nE,500\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    silt_sql_opts ou = {.format = "csv", .out = f, .unsafe_file_access = true};
+    int rc = silt_sql(g_ws, q, &ou);
+    fclose(f);
+    assert_int_equal(rc, 0);
+    assert_string_equal(text, "city,population\nA,110\nD,400\nE,500\n");
+    free(text);
     /* text output to a file */
     snprintf(path, sizeof path, "%s/out.csv", g_dir);
     silt_sql_opts o2 = {.format = "csv", .output = path};
@@ -307,7 +317,7 @@ static void test_errors(void **state)
     (void)state;
     expect_sql_error("SELECT * FROM nosuch", "csv", SILT_EINVAL,
                      "sql: Catalog Error: Table with name nosuch does not exist!");
-    expect_sql_error("SELECT 1; SELECT 2", "csv", SILT_EINVAL, "sql: expected one statement, got 2");
+    expect_sql_error("SELECT 1; SELECT 2", "csv", SILT_EINVAL, "sql: only one statement is allowed (got 2)");
     expect_sql_error("SELEC 1", "csv", SILT_EINVAL, "sql: Parser Error: syntax error at or near \"SELEC\"");
     expect_sql_error("SELECT 1", "xml", SILT_EINVAL,
                      "unknown output format 'xml' (use table, csv, json, ndjson or parquet)");
@@ -504,6 +514,202 @@ static void test_vocab(void **state)
     expect_sql("SELECT off, kind, x FROM \"voc:current\"", "csv", "off,kind,x\n2,0,b\n");
 }
 
+/* ---- confinement (engine.h) ---------------------------------------------------- */
+
+/* Writes `select` to <g_dir>/<name> as Parquet with the unconfined engine; path into out. */
+static void make_parquet(const char *name, const char *select, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%s", g_dir, name);
+    assert_int_equal(silt_engine_execf(g_e, "COPY (%s) TO '%s' (FORMAT parquet)", select, out), 0);
+}
+
+/* Runs silt_query_run on e into a string (malloc'd). */
+static char *run_query(silt_engine *e, const char *q, int *rc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    *rc = silt_query_run(e, q, SILT_QFMT_CSV, f, NULL, NULL);
+    fclose(f);
+    return text;
+}
+
+static void expect_refused(silt_engine *e, const char *q, const char *msg)
+{
+    int rc;
+    char *t = run_query(e, q, &rc);
+    if (rc != SILT_EINVAL)
+        fprintf(stderr, "query %s: rc %d, %s\n", q, rc, silt_error_last());
+    assert_int_equal(rc, SILT_EINVAL);
+    assert_string_equal(silt_error_last(), msg);
+    assert_string_equal(t, "");
+    free(t);
+}
+
+static void test_confine_reads_only_view_files(void **state)
+{
+    (void)state;
+    char in[4096], other[4096];
+    make_parquet("in.parquet", "SELECT CAST(0 AS UBIGINT) AS \"offset\", CAST(0 AS UTINYINT) AS op, 7 AS x",
+                 in, sizeof in);
+    make_parquet("other.parquet", "SELECT 'secret' AS s", other, sizeof other);
+    silt_engine *e = NULL;
+    assert_int_equal(silt_engine_open(&e, NULL), 0);
+    assert_false(silt_engine_is_confined(e));
+    silt_vocab_names v = {"offset", "op", "system_time", "event_time"};
+    const char *files[] = {in};
+    assert_int_equal(silt_query_create_slice_view(e, "v", files, 1, &v, 0), 0);
+    silt_confine_opts co = {.hint_write = "W", .hint_other = "O", .hint_files = "F"};
+    assert_int_equal(silt_engine_confine(e, &co), 0);
+    assert_true(silt_engine_is_confined(e));
+    /* the view's file is readable, through the view and by its path */
+    int rc;
+    char *t = run_query(e, "WITH a AS (SELECT x FROM v) SELECT x FROM a WHERE x IN (SELECT x FROM v)", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(t, "x\n7\n");
+    free(t);
+    char q[4300];
+    snprintf(q, sizeof q, "SELECT x FROM read_parquet('%s')", in);
+    t = run_query(e, q, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(t, "x\n7\n");
+    free(t);
+    /* any other file is not */
+    snprintf(q, sizeof q, "SELECT * FROM read_parquet('%s')", other);
+    char msg[4500];
+    snprintf(msg, sizeof msg,
+             "sql: reading files is not allowed: Cannot access file \"%s\" - file system operations are "
+             "disabled by configuration (F)",
+             other);
+    expect_refused(e, q, msg);
+    expect_refused(e, "SELECT * FROM read_csv('/etc/passwd')",
+                   "sql: reading files is not allowed: Cannot access file \"/etc/passwd\" - file system "
+                   "operations are disabled by configuration (F)");
+    expect_refused(e, "FROM glob('/*')",
+                   "sql: reading files is not allowed: Cannot access file \"/*\" - file system operations "
+                   "are disabled by configuration (F)");
+    /* statements: only one query */
+    expect_refused(e, "SELECT 1; SELECT 2", "sql: only one statement is allowed (got 2)");
+    expect_refused(e, "SET enable_external_access = true", "sql: SET is not allowed in a query (O)");
+    expect_refused(e, "RESET lock_configuration", "sql: RESET is not allowed in a query (O)");
+    snprintf(q, sizeof q, "COPY (SELECT 1) TO '%s'", in); /* an allowed path: still no COPY */
+    expect_refused(e, q, "sql: COPY is not allowed in a query (W)");
+    expect_refused(e, "COPY (SELECT 1) TO '/tmp/silt-never'", "sql: COPY is not allowed in a query (W)");
+    expect_refused(e, "ATTACH ':memory:' AS m", "sql: ATTACH is not allowed in a query (O)");
+    expect_refused(e, "INSTALL httpfs", "sql: INSTALL is not allowed in a query (O)");
+    expect_refused(e, "LOAD httpfs", "sql: LOAD is not allowed in a query (O)");
+    expect_refused(e, "CREATE TABLE t AS SELECT 1", "sql: CREATE is not allowed in a query (O)");
+    expect_refused(e, "CALL pragma_version()", "sql: CALL is not allowed in a query (O)");
+    expect_refused(e, "PRAGMA enable_profiling", "sql: PRAGMA is not allowed in a query (O)");
+    expect_refused(e, "EXPORT DATABASE '/tmp/silt-never'", "sql: EXPORT is not allowed in a query (W)");
+    expect_refused(e, "EXPLAIN CREATE TABLE t (a INT)",
+                   "sql: EXPLAIN is only allowed as EXPLAIN [ANALYZE] SELECT … (O)");
+    expect_refused(e, "EXPLAIN ANALYZE COPY (SELECT 1) TO '/tmp/silt-never'",
+                   "sql: COPY is not allowed in a query (W)");
+    assert_false(silt_fs_exists("/tmp/silt-never"));
+    /* EXPLAIN [ANALYZE] of a query runs */
+    t = run_query(e, "EXPLAIN ANALYZE SELECT x FROM v", &rc);
+    assert_int_equal(rc, 0);
+    assert_true(strncmp(t, "explain_key,explain_value\nanalyzed_plan,", 40) == 0);
+    free(t);
+    /* silt's own statements cannot turn it back either */
+    assert_int_equal(silt_engine_exec(e, "SET enable_external_access = true"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "Invalid Input Error: Cannot change configuration option "
+                                           "\"enable_external_access\" - the configuration has been locked");
+    /* no file can be added, no second confinement */
+    assert_int_equal(silt_engine_allow_file(e, other), SILT_EINTERNAL);
+    assert_int_equal(silt_engine_confine(e, NULL), SILT_EINTERNAL);
+    silt_engine_free(e);
+}
+
+static void test_confine_dirs_and_user_relations(void **state)
+{
+    (void)state;
+    char dir[4096], out[4200];
+    snprintf(dir, sizeof dir, "%s/scratch", g_dir);
+    assert_int_equal(silt_fs_mkdirs(dir), 0);
+    snprintf(out, sizeof out, "%s/out.parquet", dir);
+    silt_engine *e = NULL;
+    assert_int_equal(silt_engine_open(&e, NULL), 0);
+    assert_int_equal(silt_engine_exec(e, "CREATE TEMP TABLE input AS SELECT * FROM range(3) t(i)"), 0);
+    /* not confined: any single statement is accepted */
+    assert_int_equal(silt_engine_check_query(e, "CREATE TABLE x (a INT)", "q"), 0);
+    assert_int_equal(silt_engine_check_query(e, "SELECT 1; SELECT 2", "q"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "q: only one statement is allowed (got 2)");
+    const char *dirs[] = {dir};
+    silt_confine_opts co = {.dirs = dirs, .n_dirs = 1, .hint_other = "one SELECT"};
+    assert_int_equal(silt_engine_confine(e, &co), 0);
+    /* user relations: views and tables from one checked query each */
+    assert_int_equal(silt_engine_create_from_query(e, "doubled", false, "SELECT i * 2 AS d FROM input", "q 'a'"),
+                     0);
+    assert_int_equal(silt_engine_create_from_query(e, "res", true,
+                                                   "SELECT CAST(sum(d) AS BIGINT) AS s FROM doubled -- end", "q"),
+                     0);
+    uint64_t sum = 0;
+    assert_int_equal(silt_engine_query_u64(e, &sum, "SELECT s FROM res"), 0);
+    assert_int_equal(sum, 6);
+    assert_int_equal(silt_engine_create_from_query(e, "bad", true, "SELECT 1; DROP TABLE res", "q"),
+                     SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "q: only one statement is allowed (got 2)");
+    assert_int_equal(silt_engine_create_from_query(e, "bad", false, "DROP TABLE res", "q 'b'"),
+                     SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "q 'b': DROP is not allowed in a query (one SELECT)");
+    assert_int_equal(silt_engine_create_from_query(e, "bad", true, "", "q"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "q: no statement");
+    assert_int_equal(silt_engine_check_query(e, "SELECT * FROM read_text('/etc/passwd')", "q"),
+                     SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "q: reading files is not allowed: Cannot access file "
+                                           "\"/etc/passwd\" - file system operations are disabled by "
+                                           "configuration");
+    /* silt's own writes into the allowed directory work, and read back */
+    assert_int_equal(silt_engine_execf(e, "COPY res TO '%s' (FORMAT parquet)", out), 0);
+    assert_int_equal(
+        silt_engine_execf(e, "CREATE TEMP TABLE back AS SELECT * FROM read_parquet('%s')", out), 0);
+    assert_int_equal(silt_engine_query_u64(e, &sum, "SELECT s FROM back"), 0);
+    assert_int_equal(sum, 6);
+    /* outside it, not even silt's own statements */
+    assert_int_equal(silt_engine_execf(e, "COPY res TO '%s/escaped.parquet' (FORMAT parquet)", g_dir),
+                     SILT_EINVAL);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/escaped.parquet", g_dir);
+    assert_false(silt_fs_exists(path));
+    silt_engine_free(e);
+}
+
+static void test_sql_unsafe_file_access(void **state)
+{
+    (void)state;
+    char csv[4096];
+    snprintf(csv, sizeof csv, "%s/local.csv", g_dir);
+    assert_int_equal(tu_write_file(csv, "a,b\n1,x\n", 8), 0);
+    char q[4200];
+    snprintf(q, sizeof q, "SELECT * FROM read_csv('%s')", csv);
+    char msg[4500];
+    snprintf(msg, sizeof msg,
+             "sql: reading files is not allowed: Cannot access file \"%s\" - file system operations are "
+             "disabled by configuration (query datasets by name, or use --unsafe-file-access)",
+             csv);
+    expect_sql_error(q, "csv", SILT_EINVAL, msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    silt_sql_opts o = {.format = "csv", .out = f, .unsafe_file_access = true};
+    assert_int_equal(silt_sql(g_ws, q, &o), 0);
+    fclose(f);
+    assert_string_equal(text, "a,b\n1,x\n");
+    free(text);
+    /* the Parquet output file is the one file a confined query writes */
+    char out[4200];
+    snprintf(out, sizeof out, "%s/conf.parquet", g_dir);
+    silt_sql_opts op = {.format = "parquet", .output = out};
+    assert_int_equal(silt_sql(g_ws, "SELECT count(*) AS n FROM pop", &op), 0);
+    assert_true(silt_fs_exists(out));
+    assert_int_equal(silt_sql(g_ws, "SELECT count(*) AS n FROM pop", &op), 0); /* over an existing file */
+    expect_sql_error("COPY pop TO 'x.csv'", "csv", SILT_EINVAL,
+                     "sql: COPY is not allowed in a query (use --format/--output to write results, or "
+                     "--unsafe-file-access)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +724,9 @@ int main(void)
         cmocka_unit_test(test_tail),
         cmocka_unit_test(test_schema_get),
         cmocka_unit_test(test_vocab),
+        cmocka_unit_test(test_confine_reads_only_view_files),
+        cmocka_unit_test(test_confine_dirs_and_user_relations),
+        cmocka_unit_test(test_sql_unsafe_file_access),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
