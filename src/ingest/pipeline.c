@@ -396,9 +396,10 @@ static int merge_spec(pipeline *p, const odf_union *m, silt_merge_spec *spec)
 
 static char *object_tmp(pipeline *p, const char *kind)
 {
-    char *path = silt_arena_printf(p->a, "%s/%s/.tmp-%ld-%08x.parquet", p->ds->dir, kind, (long)getpid(),
-                                   (unsigned)rand());
-    return path;
+    char rnd[17];
+    if (silt_random_hex(rnd, 8) < 0)
+        return NULL;
+    return silt_arena_printf(p->a, "%s/%s/.tmp-%ld-%s.parquet", p->ds->dir, kind, (long)getpid(), rnd);
 }
 
 /* Current schema of the dataset (NULL when none). */
