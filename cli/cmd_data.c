@@ -2,45 +2,75 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Copies stdin into a temporary file; returns its malloc'd path. */
-static char *stdin_to_file(void)
+/* Copies stdin into `stdin` in a fresh scratch directory of the workspace
+ * (`.silt/tmp/<owner>-<random>/`, so that a killed ingest leaves nothing
+ * outside the workspace and the next command removes the copy). Returns
+ * the file's malloc'd path and its directory in *dir_out, or NULL: with
+ * *lib_err set when the library failed (silt_error_last), else errno set. */
+static char *stdin_to_file(silt_workspace *ws, char **dir_out, bool *lib_err)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *path = NULL;
-    if (asprintf(&path, "%s/silt-stdin-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
-        return NULL;
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        free(path);
+    *dir_out = NULL;
+    *lib_err = false;
+    char *dir = NULL, *path = NULL;
+    if (silt_workspace_mktemp(ws, &dir) < 0) {
+        *lib_err = true;
         return NULL;
     }
+    if (asprintf(&path, "%s/stdin", dir) < 0) {
+        rmdir(dir);
+        free(dir);
+        errno = ENOMEM;
+        return NULL;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(STDIN_FILENO, buf, sizeof buf)) > 0) {
+    ssize_t n = fd < 0 ? -1 : 0;
+    while (fd >= 0 && (n = read(STDIN_FILENO, buf, sizeof buf)) > 0) {
         for (ssize_t off = 0; off < n;) {
             ssize_t w = write(fd, buf + off, (size_t)(n - off));
             if (w < 0) {
-                close(fd);
-                unlink(path);
-                free(path);
-                return NULL;
+                n = -1;
+                break;
             }
             off += w;
         }
+        if (n < 0)
+            break;
     }
-    close(fd);
+    int e = errno;
+    if (fd >= 0 && close(fd) != 0 && n == 0) {
+        e = errno;
+        n = -1;
+    }
     if (n < 0) {
         unlink(path);
+        rmdir(dir);
         free(path);
+        free(dir);
+        errno = e;
         return NULL;
     }
+    *dir_out = dir;
     return path;
+}
+
+/* Removes the copy of stdin and its scratch directory. */
+static void stdin_remove(char *path, char *dir)
+{
+    if (path)
+        unlink(path);
+    if (dir)
+        rmdir(dir);
+    free(path);
+    free(dir);
 }
 
 int cmd_ingest(cli_ctx *c, int argc, char **argv)
@@ -55,7 +85,8 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     }
     size_t nfiles = 0;
     int status = EXIT_OK;
-    char *stdin_path = NULL;
+    char *stdin_path = NULL, *stdin_dir = NULL;
+    long stdin_slot = -1; /* files[] index of '-' (copied once the workspace is open) */
     for (int i = 0; i < argc && status == EXIT_OK; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
@@ -75,13 +106,11 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
         } else if (!ref) {
             ref = a;
         } else if (strcmp(a, "-") == 0) {
-            if (stdin_path) {
+            if (stdin_slot >= 0) {
                 status = cli_usage("ingest: '-' (stdin) can be given once");
-            } else if (!(stdin_path = stdin_to_file())) {
-                status = cli_fail("cannot read standard input: %s", strerror(errno));
             } else {
-                display[nfiles] = "-";
-                files[nfiles++] = stdin_path;
+                stdin_slot = (long)nfiles;
+                display[nfiles++] = "-";
             }
         } else {
             display[nfiles] = a;
@@ -92,17 +121,20 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
         status = cli_usage("ingest needs a NAME");
     if (status == EXIT_OK && nfiles == 0) {
         /* no files: read standard input */
-        if (!(stdin_path = stdin_to_file())) {
-            status = cli_fail("cannot read standard input: %s", strerror(errno));
-        } else {
-            display[nfiles] = "-";
-            files[nfiles++] = stdin_path;
-        }
+        stdin_slot = 0;
+        display[nfiles++] = "-";
     }
     silt_workspace *ws = NULL;
     silt_dataset *ds = NULL;
     if (status == EXIT_OK && cli_open_workspace(c, &ws))
         status = EXIT_FAIL;
+    if (status == EXIT_OK && stdin_slot >= 0) {
+        bool lib_err;
+        if (!(stdin_path = stdin_to_file(ws, &stdin_dir, &lib_err)))
+            status = lib_err ? cli_fail(NULL) : cli_fail("cannot read standard input: %s", strerror(errno));
+        else
+            files[stdin_slot] = stdin_path;
+    }
     if (status == EXIT_OK && silt_dataset_open(&ds, ws, ref) < 0)
         status = cli_fail(NULL);
     if (status == EXIT_OK) {
@@ -133,10 +165,7 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
                    r.has_watermark ? r.watermark : "-");
         }
     }
-    if (stdin_path) {
-        unlink(stdin_path);
-        free(stdin_path);
-    }
+    stdin_remove(stdin_path, stdin_dir);
     silt_dataset_free(ds);
     silt_workspace_free(ws);
     free(files);

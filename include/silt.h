@@ -54,6 +54,12 @@ int silt_workspace_open(silt_workspace **out, const char *dir);
 void silt_workspace_free(silt_workspace *ws);
 /* Absolute path of the `.silt` directory (borrowed). */
 const char *silt_workspace_path(const silt_workspace *ws);
+/* A fresh private scratch directory `.silt/tmp/<owner>-<random>/` for the
+ * calling process (*out malloc'd; the caller removes the directory and
+ * frees the path). Its name records the process (pid and start time), so
+ * if the process dies the next command, or `silt gc`, removes it; leftovers
+ * of dead processes are removed before it is created. */
+int silt_workspace_mktemp(silt_workspace *ws, char **out);
 
 /* ---- datasets ----------------------------------------------------------- */
 
@@ -537,8 +543,13 @@ typedef struct silt_gc_result {
  * crashed writes older than the grace period. Blocks are never deleted.
  * Safe against SIGKILL at any moment (re-running completes the sweep). */
 int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts);
-/* Workspace leftovers: directories .silt/tmp/<x> older than the grace
- * period. Adds to out->leftovers_deleted. */
+/* Workspace leftovers: the scratch directories of .silt/tmp/, .silt/trash/
+ * and .silt/tmp/spill/ whose owner process has exited, at once (report line
+ * "delete tmp/<x> (leftover of process <pid>, which has exited)"); those
+ * whose owner cannot be checked (names of older silt versions, another host
+ * or container) once older than the grace period ("delete tmp/<x>
+ * (leftover of a crashed command)"). The directory of a live process is
+ * never deleted, however old. Adds to out->leftovers_deleted. */
 int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opts *opts);
 
 /* Was the object of `content_hash` (a file of a view) purged by retention?

@@ -24,7 +24,7 @@ PACKAGES=(
   libyaml-dev libjansson-dev libssl-dev libcurl4-openssl-dev libcmocka-dev
   libarchive-dev zlib1g-dev libpcre2-dev libmicrohttpd-dev libshp-dev
   flatbuffers-compiler python3-flatbuffers
-  python3-croniter
+  python3-croniter strace
   nginx-light
   npm nodejs
 )

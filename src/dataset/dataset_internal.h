@@ -51,7 +51,8 @@ void silt_ws_unlock(int fd);
 int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out);
 /* Reads `<dir>/info/alias` into a malloc'd string. */
 int silt_ws_read_alias(const char *dir, char **out);
-/* Fresh random directory `<.silt>/<sub>/<random>` (created, malloc'd). */
+/* Fresh scratch directory `<.silt>/<sub>/<owner>-<random>` (created,
+ * malloc'd; util/scratch.h), after removing leftovers of dead processes. */
 int silt_ws_mktemp(silt_workspace *ws, const char *sub, char **out);
 
 /* ---- summary.c ---- */

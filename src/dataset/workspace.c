@@ -6,7 +6,14 @@
  * `.silt/datasets/<did-multibase>/` (built elsewhere and renamed in);
  * creating, renaming and deleting datasets happen under an exclusive flock
  * on `.silt/lock`, so two datasets never share a name (info/alias). Names
- * are looked up by scanning datasets/ (dot-entries are skipped). */
+ * are looked up by scanning datasets/ (dot-entries are skipped).
+ *
+ * Scratch space: every temporary directory of a command is
+ * `.silt/<sub>/<owner>-<random>/` (util/scratch.h: the name records the
+ * pid and start time of the process that created it). Creating one first
+ * removes the leftovers of processes that are gone (tmp/, tmp/spill/,
+ * trash/), so a killed command's files do not outlive the next command;
+ * a live process' directory is never touched. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/scratch.h"
 
 bool silt_ds_name_valid(const char *name)
 {
@@ -215,36 +222,51 @@ int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out)
     return rc;
 }
 
+/* Removes the scratch directories under `dir` whose owner process is gone
+ * (best effort: errors are ignored, the next command or gc tries again).
+ * Directories of live processes, and those whose owner cannot be checked,
+ * are left alone (gc removes the latter after its grace period). */
+static void remove_dead_scratch(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (silt_scratch_owner(e->d_name, NULL) != SILT_OWNER_GONE)
+            continue;
+        char *p = silt_path_join(dir, e->d_name, NULL);
+        if (p && silt_fs_remove_tree(p) < 0)
+            silt_err_clear();
+        free(p);
+    }
+    closedir(d);
+}
+
+static void remove_leftovers(silt_workspace *ws)
+{
+    static const char *const DIRS[] = {"tmp", "tmp/spill", "trash"};
+    for (size_t i = 0; i < sizeof DIRS / sizeof DIRS[0]; i++) {
+        char *dir = silt_path_join(ws->root, DIRS[i], NULL);
+        if (dir)
+            remove_dead_scratch(dir);
+        free(dir);
+    }
+}
+
 int silt_ws_mktemp(silt_workspace *ws, const char *sub, char **out)
 {
     *out = NULL;
     char *base = silt_path_join(ws->root, sub, NULL);
     if (!base)
         return silt_err(SILT_ENOMEM, "workspace: out of memory");
-    int rc = silt_fs_mkdirs(base);
-    for (int attempt = 0; rc == 0 && attempt < 16; attempt++) {
-        uint64_t r = 0;
-        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
-            r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^ (uint64_t)attempt;
-        char name[40];
-        snprintf(name, sizeof name, "%016llx", (unsigned long long)r);
-        char *p = silt_path_join(base, name, NULL);
-        if (!p) {
-            rc = silt_err(SILT_ENOMEM, "workspace: out of memory");
-            break;
-        }
-        if (mkdir(p, 0755) == 0) {
-            *out = p;
-            free(base);
-            return 0;
-        }
-        int e = errno;
-        free(p);
-        if (e != EEXIST)
-            rc = silt_err(SILT_EIO, "%s/%s: mkdir: %s", base, name, strerror(e));
-    }
-    if (rc == 0)
-        rc = silt_err(SILT_EIO, "%s: cannot create a temporary directory", base);
+    remove_leftovers(ws);
+    int rc = silt_scratch_mkdir(base, out);
     free(base);
     return rc;
+}
+
+int silt_workspace_mktemp(silt_workspace *ws, char **out)
+{
+    return silt_ws_mktemp(ws, "tmp", out);
 }

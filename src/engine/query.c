@@ -149,12 +149,132 @@ static char *strip_query(const char *sql)
     return s;
 }
 
+/* ---- values ------------------------------------------------------------------ */
+
+/* One value of a result row: `n` bytes at `p` (which may contain NUL bytes);
+ * p == NULL is SQL NULL. */
+typedef struct cell {
+    const char *p;
+    size_t n;
+} cell;
+
+static bool cell_is(cell v, const char *s) { return v.p && v.n == strlen(s) && memcmp(v.p, s, v.n) == 0; }
+
+/* Hands out the rows of a result. A SELECT is wrapped so that every column
+ * is VARCHAR (build_wrapper); its values are read from the result's data
+ * chunks, which keep the exact bytes of a value (duckdb_value_varchar stops
+ * at the first NUL byte and fails on nested values). The result of any
+ * other statement is read with duckdb_value_varchar (the two APIs must not
+ * be mixed on one result). The cells of the current row stay valid until
+ * the next call of rows_next or rows_close. */
+typedef struct rows {
+    duckdb_result *res;
+    size_t ncols;
+    bool chunked;
+    cell *cur;
+    /* chunked */
+    idx_t nchunks, next_chunk, in_chunk, chunk_size;
+    duckdb_data_chunk chunk;
+    /* legacy */
+    idx_t row, nrows;
+    char **owned; /* duckdb_value_varchar strings of the current row */
+} rows;
+
+static int rows_open(rows *s, duckdb_result *res, size_t ncols, bool chunked)
+{
+    memset(s, 0, sizeof *s);
+    s->res = res;
+    s->ncols = ncols;
+    s->chunked = chunked;
+    s->cur = calloc(ncols ? ncols : 1, sizeof *s->cur);
+    s->owned = calloc(ncols ? ncols : 1, sizeof *s->owned);
+    if (!s->cur || !s->owned) {
+        free(s->cur);
+        free(s->owned);
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    }
+    if (chunked)
+        s->nchunks = duckdb_result_chunk_count(*res);
+    else
+        s->nrows = duckdb_row_count(res);
+    return 0;
+}
+
+static void rows_release(rows *s)
+{
+    for (size_t c = 0; c < s->ncols; c++) {
+        duckdb_free(s->owned[c]);
+        s->owned[c] = NULL;
+    }
+}
+
+static void rows_close(rows *s)
+{
+    rows_release(s);
+    if (s->chunk)
+        duckdb_destroy_data_chunk(&s->chunk);
+    free(s->cur);
+    free(s->owned);
+    memset(s, 0, sizeof *s);
+}
+
+static int rows_next_chunked(rows *s)
+{
+    while (!s->chunk || s->in_chunk >= s->chunk_size) {
+        if (s->chunk)
+            duckdb_destroy_data_chunk(&s->chunk);
+        if (s->next_chunk >= s->nchunks)
+            return 0;
+        s->chunk = duckdb_result_get_chunk(*s->res, s->next_chunk++);
+        if (!s->chunk)
+            return silt_err(SILT_ENOMEM, "sql: out of memory (result chunk %llu)",
+                            (unsigned long long)(s->next_chunk - 1));
+        s->chunk_size = duckdb_data_chunk_get_size(s->chunk);
+        s->in_chunk = 0;
+    }
+    idx_t r = s->in_chunk++;
+    for (size_t c = 0; c < s->ncols; c++) {
+        duckdb_vector v = duckdb_data_chunk_get_vector(s->chunk, c);
+        uint64_t *valid = duckdb_vector_get_validity(v);
+        duckdb_string_t *d = duckdb_vector_get_data(v);
+        if (valid && !duckdb_validity_row_is_valid(valid, r))
+            s->cur[c] = (cell){NULL, 0};
+        else
+            s->cur[c] = (cell){duckdb_string_t_data(&d[r]), duckdb_string_t_length(d[r])};
+    }
+    return 1;
+}
+
+static int rows_next_legacy(rows *s)
+{
+    rows_release(s);
+    if (s->row >= s->nrows)
+        return 0;
+    idx_t r = s->row++;
+    for (size_t c = 0; c < s->ncols; c++) {
+        if (duckdb_value_is_null(s->res, c, r)) {
+            s->cur[c] = (cell){NULL, 0};
+            continue;
+        }
+        char *v = duckdb_value_varchar(s->res, c, r);
+        if (!v)
+            return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)", (unsigned long long)r,
+                            c + 1);
+        s->owned[c] = v;
+        s->cur[c] = (cell){v, strlen(v)};
+    }
+    return 1;
+}
+
+/* 1: s->cur holds the next row; 0: no more rows; < 0: error. */
+static int rows_next(rows *s) { return s->chunked ? rows_next_chunked(s) : rows_next_legacy(s); }
+
 /* ---- text writers ---------------------------------------------------------- */
 
-static void put_json_string(FILE *f, const char *s)
+static void put_json_string(FILE *f, cell v)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)v.p, *e = p + v.n; p < e; p++) {
         switch (*p) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
@@ -165,7 +285,7 @@ static void put_json_string(FILE *f, const char *s)
         case '\f': fputs("\\f", f); break;
         default:
             if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
+                fprintf(f, "\\u%04x", *p); /* NUL is \u0000 */
             else
                 fputc(*p, f);
         }
@@ -173,9 +293,11 @@ static void put_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void put_json_value(FILE *f, col_kind k, const char *v)
+static void put_name_json(FILE *f, const char *name) { put_json_string(f, (cell){name, strlen(name)}); }
+
+static void put_json_value(FILE *f, col_kind k, cell v)
 {
-    if (!v) {
+    if (!v.p) {
         fputs("null", f);
         return;
     }
@@ -183,111 +305,147 @@ static void put_json_value(FILE *f, col_kind k, const char *v)
     case K_NUMBER:
     case K_BOOL:
     case K_JSON:
-        fputs(v, f);
+        fwrite(v.p, 1, v.n, f);
         break;
     case K_FLOAT:
-        if (strcmp(v, "nan") == 0 || strcmp(v, "-nan") == 0 || strcmp(v, "inf") == 0 ||
-            strcmp(v, "-inf") == 0)
+        if (cell_is(v, "nan") || cell_is(v, "-nan") || cell_is(v, "inf") || cell_is(v, "-inf"))
             fputs("null", f);
         else
-            fputs(v, f);
+            fwrite(v.p, 1, v.n, f);
         break;
     default:
         put_json_string(f, v);
     }
 }
 
-static void put_csv_field(FILE *f, const char *v)
+/* A field holding ',', '"', CR, LF or a NUL byte is quoted; the bytes are
+ * written as they are (a NUL byte stays a NUL byte). */
+static void put_csv_field(FILE *f, cell v)
 {
-    if (!v)
+    if (!v.p)
         return;
-    if (*v && !strpbrk(v, ",\"\r\n")) {
-        fputs(v, f);
+    bool quote = v.n == 0;
+    for (size_t i = 0; i < v.n && !quote; i++)
+        quote = v.p[i] == ',' || v.p[i] == '"' || v.p[i] == '\r' || v.p[i] == '\n' || v.p[i] == '\0';
+    if (!quote) {
+        fwrite(v.p, 1, v.n, f);
         return;
     }
     fputc('"', f);
-    for (const char *p = v; *p; p++) {
-        if (*p == '"')
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.p[i] == '"')
             fputc('"', f);
-        fputc(*p, f);
+        fputc(v.p[i], f);
     }
     fputc('"', f);
 }
 
-/* Display width: UTF-8 code points. */
-static size_t text_width(const char *s)
+static void put_name_csv(FILE *f, const char *name) { put_csv_field(f, (cell){name, strlen(name)}); }
+
+/* Display width: UTF-8 code points (a NUL byte is shown as one, U+2400). */
+static size_t text_width(cell v)
 {
     size_t w = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p & 0xC0) != 0x80)
+    for (size_t i = 0; i < v.n; i++)
+        if (((unsigned char)v.p[i] & 0xC0) != 0x80)
             w++;
     return w;
 }
 
-static void put_padded(FILE *f, const char *s, size_t width, bool right)
+/* The table shows a NUL byte as U+2400 SYMBOL FOR NULL ("␀"). */
+static void put_padded(FILE *f, cell v, size_t width, bool right)
 {
-    size_t w = text_width(s);
+    size_t w = text_width(v);
     if (right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
-    fputs(s, f);
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.p[i] == '\0')
+            fputs("\xe2\x90\x80", f);
+        else
+            fputc(v.p[i], f);
+    }
     if (!right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
 }
 
-/* Row-major array of value strings (NULL = SQL NULL), owned by DuckDB's
- * allocator (duckdb_free). */
-static int fetch_all(duckdb_result *res, size_t ncols, idx_t nrows, char ***cells_out)
+static const cell NULL_TEXT = {"NULL", 4};
+
+/* All values of the result, row-major, as malloc'd copies (p NULL = SQL NULL). */
+static int fetch_all(rows *s, cell **cells_out, size_t *nrows_out)
 {
     *cells_out = NULL;
-    size_t total = (size_t)nrows * ncols;
-    char **cells = calloc(total ? total : 1, sizeof *cells);
-    if (!cells)
-        return silt_err(SILT_ENOMEM, "sql: out of memory");
-    for (idx_t r = 0; r < nrows; r++) {
-        for (size_t c = 0; c < ncols; c++) {
-            if (duckdb_value_is_null(res, c, r))
-                continue;
-            char *v = duckdb_value_varchar(res, c, r);
-            if (!v) {
-                for (size_t i = 0; i < total; i++)
-                    duckdb_free(cells[i]);
-                free(cells);
-                return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)",
-                                (unsigned long long)r, c + 1);
+    *nrows_out = 0;
+    cell *cells = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = rows_next(s)) == 1) {
+        if (n + s->ncols > cap) {
+            size_t ncap = cap ? cap * 2 : 64 + s->ncols;
+            cell *nc = realloc(cells, ncap * sizeof *nc);
+            if (!nc) {
+                rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+                break;
             }
-            cells[(size_t)r * ncols + c] = v;
+            cells = nc;
+            cap = ncap;
         }
+        for (size_t c = 0; c < s->ncols; c++) {
+            cell v = s->cur[c];
+            char *copy = NULL;
+            if (v.p && !(copy = malloc(v.n + 1))) {
+                rc = silt_err(SILT_ENOMEM, "sql: out of memory (row %zu, column %zu)", n / (s->ncols ? s->ncols : 1) + 1,
+                              c + 1);
+                break;
+            }
+            if (copy)
+                memcpy(copy, v.p, v.n);
+            cells[n++] = (cell){copy, v.n};
+        }
+        if (rc < 0)
+            break;
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++)
+            free((char *)cells[i].p);
+        free(cells);
+        return rc;
     }
     *cells_out = cells;
+    *nrows_out = s->ncols ? n / s->ncols : 0;
     return 0;
 }
 
-static int write_table(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, const col_kind *kinds)
+static int write_table(FILE *f, rows *s, const col_kind *kinds, uint64_t *nrows_out)
 {
-    char **cells;
-    int rc = fetch_all(res, ncols, nrows, &cells);
+    size_t ncols = s->ncols, nrows;
+    cell *cells;
+    int rc = fetch_all(s, &cells, &nrows);
     if (rc)
         return rc;
     size_t *w = calloc(ncols ? ncols : 1, sizeof *w);
     if (!w) {
+        for (size_t i = 0; i < nrows * ncols; i++)
+            free((char *)cells[i].p);
         free(cells);
         return silt_err(SILT_ENOMEM, "sql: out of memory");
     }
     for (size_t c = 0; c < ncols; c++) {
-        w[c] = text_width(duckdb_column_name(res, c));
-        for (idx_t r = 0; r < nrows; r++) {
-            const char *v = cells[(size_t)r * ncols + c];
-            size_t vw = v ? text_width(v) : 4;
+        const char *name = duckdb_column_name(s->res, c);
+        w[c] = text_width((cell){name, strlen(name)});
+        for (size_t r = 0; r < nrows; r++) {
+            cell v = cells[r * ncols + c];
+            size_t vw = v.p ? text_width(v) : 4;
             if (vw > w[c])
                 w[c] = vw;
         }
     }
     for (size_t c = 0; c < ncols; c++) {
+        const char *name = duckdb_column_name(s->res, c);
         if (c)
             fputs(" | ", f);
-        put_padded(f, duckdb_column_name(res, c), c + 1 < ncols ? w[c] : 0, false);
+        put_padded(f, (cell){name, strlen(name)}, c + 1 < ncols ? w[c] : 0, false);
     }
     fputc('\n', f);
     for (size_t c = 0; c < ncols; c++) {
@@ -297,73 +455,72 @@ static int write_table(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, c
             fputc('-', f);
     }
     fputc('\n', f);
-    for (idx_t r = 0; r < nrows; r++) {
+    for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < ncols; c++) {
-            const char *v = cells[(size_t)r * ncols + c];
+            cell v = cells[r * ncols + c];
             bool right = kinds[c] == K_NUMBER || kinds[c] == K_FLOAT;
             if (c)
                 fputs(" | ", f);
-            put_padded(f, v ? v : "NULL", (right || c + 1 < ncols) ? w[c] : 0, right);
+            put_padded(f, v.p ? v : NULL_TEXT, (right || c + 1 < ncols) ? w[c] : 0, right);
         }
         fputc('\n', f);
     }
-    for (size_t i = 0; i < (size_t)nrows * ncols; i++)
-        duckdb_free(cells[i]);
+    for (size_t i = 0; i < nrows * ncols; i++)
+        free((char *)cells[i].p);
     free(cells);
     free(w);
+    *nrows_out = nrows;
     return 0;
 }
 
-static int write_rows(FILE *f, duckdb_result *res, size_t ncols, idx_t nrows, const col_kind *kinds,
-                      silt_qfmt fmt)
+static int write_rows(FILE *f, rows *s, const col_kind *kinds, silt_qfmt fmt, uint64_t *nrows_out)
 {
+    size_t ncols = s->ncols;
     if (fmt == SILT_QFMT_CSV) {
         for (size_t c = 0; c < ncols; c++) {
             if (c)
                 fputc(',', f);
-            put_csv_field(f, duckdb_column_name(res, c));
+            put_name_csv(f, duckdb_column_name(s->res, c));
         }
         fputc('\n', f);
-    } else if (fmt == SILT_QFMT_JSON) {
-        fputs(nrows ? "[\n" : "[", f);
     }
-    for (idx_t r = 0; r < nrows; r++) {
-        if (fmt == SILT_QFMT_JSON && r)
-            fputs(",\n", f);
+    uint64_t n = 0;
+    int rc;
+    while ((rc = rows_next(s)) == 1) {
+        if (fmt == SILT_QFMT_JSON)
+            fputs(n ? ",\n" : "[\n", f);
         if (fmt != SILT_QFMT_CSV)
             fputc('{', f);
         for (size_t c = 0; c < ncols; c++) {
-            char *v = duckdb_value_is_null(res, c, r) ? NULL : duckdb_value_varchar(res, c, r);
-            if (!v && !duckdb_value_is_null(res, c, r))
-                return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)",
-                                (unsigned long long)r, c + 1);
+            if (c)
+                fputc(',', f);
             if (fmt == SILT_QFMT_CSV) {
-                if (c)
-                    fputc(',', f);
-                put_csv_field(f, v);
+                put_csv_field(f, s->cur[c]);
             } else {
-                if (c)
-                    fputc(',', f);
-                put_json_string(f, duckdb_column_name(res, c));
+                put_name_json(f, duckdb_column_name(s->res, c));
                 fputc(':', f);
-                put_json_value(f, kinds[c], v);
+                put_json_value(f, kinds[c], s->cur[c]);
             }
-            duckdb_free(v);
         }
         if (fmt != SILT_QFMT_CSV)
             fputc('}', f);
         if (fmt != SILT_QFMT_JSON)
             fputc('\n', f);
+        n++;
     }
+    if (rc < 0)
+        return rc;
     if (fmt == SILT_QFMT_JSON)
-        fputs(nrows ? "\n]\n" : "]\n", f);
+        fputs(n ? "\n]\n" : "[]\n", f);
+    *nrows_out = n;
     return 0;
 }
 
 /* ---- running --------------------------------------------------------------- */
 
-/* Builds the converting wrapper of a SELECT: *kinds_out gets the output
- * kind of every column. */
+/* Builds the converting wrapper of a SELECT: every output column is
+ * VARCHAR (rows_next reads them from data chunks); *kinds_out gets the
+ * output kind of every column (from its type before the conversion). */
 static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner,
                          silt_qfmt fmt, col_kind *kinds)
 {
@@ -383,7 +540,7 @@ static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char
             rc = silt_buf_printf(b, "CAST(to_json(%s) AS VARCHAR)", ref);
             kinds[c] = K_JSON;
         } else if (rc == 0) {
-            rc = silt_buf_puts(b, ref);
+            rc = silt_buf_printf(b, "CAST(%s AS VARCHAR)", ref); /* text as DuckDB prints it */
         }
         /* column names of a prepared statement are owned by the caller */
         const char *cname = rc == 0 ? duckdb_prepared_statement_column_name(prep, c) : NULL;
@@ -471,15 +628,17 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
     col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
     silt_buf wrapped = SILT_BUF_INIT;
     duckdb_result res;
-    bool have_res = false;
+    bool have_res = false, chunked = false;
     if (!kinds)
         rc = silt_err(SILT_ENOMEM, "sql: out of memory");
     if (rc == 0 && duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
         rc = build_wrapper(&wrapped, prep, inner, fmt, kinds);
         if (rc == SILT_ENOMEM)
             rc = silt_err(SILT_ENOMEM, "sql: out of memory");
-        if (rc == 0)
+        if (rc == 0) {
+            chunked = true;
             rc = run_wrapper(e, wrapped.data, DUCKDB_STATEMENT_TYPE_SELECT, &res, &have_res);
+        }
     } else if (rc == 0) {
         have_res = true;
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)
@@ -496,13 +655,16 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
     }
     if (rc == 0) {
         size_t rc_cols = duckdb_column_count(&res);
-        idx_t nrows = duckdb_row_count(&res);
         if (rc_cols > ncols)
             rc_cols = ncols; /* defensive: never index past `kinds` */
-        if (fmt == SILT_QFMT_TABLE)
-            rc = write_table(f, &res, rc_cols, nrows, kinds);
-        else
-            rc = write_rows(f, &res, rc_cols, nrows, kinds, fmt);
+        rows src;
+        uint64_t nrows = 0;
+        rc = rows_open(&src, &res, rc_cols, chunked);
+        if (rc == 0) {
+            rc = fmt == SILT_QFMT_TABLE ? write_table(f, &src, kinds, &nrows)
+                                        : write_rows(f, &src, kinds, fmt, &nrows);
+            rows_close(&src);
+        }
         if (rc == 0 && rows_out)
             *rows_out = nrows;
         if (fflush(f) != 0 || ferror(f))

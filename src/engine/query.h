@@ -5,15 +5,18 @@
  * Output formats (docs in silt.h, `silt sql`):
  *  - table: header line, a separator line of '-' and '+', then one line per
  *    row; columns separated by " | ", numbers right-aligned, everything else
- *    left-aligned, widths in UTF-8 code points; SQL NULL is shown as "NULL";
+ *    left-aligned, widths in UTF-8 code points; SQL NULL is shown as "NULL",
+ *    a NUL byte inside a value as U+2400 "␀" (one column wide);
  *  - csv: RFC 4180 with a header line; NULL is an empty field, an empty
- *    string is written as "" (quoted); fields holding ',', '"', CR or LF are
- *    quoted with "" escaping; lines end with "\n";
+ *    string is written as "" (quoted); fields holding ',', '"', CR, LF or a
+ *    NUL byte are quoted with "" escaping, and every byte of the value is
+ *    written as it is (a NUL byte too); lines end with "\n";
  *  - json: one array of objects "[\n{...},\n{...}\n]\n" ("[]\n" when empty);
  *    ndjson: one object per line; keys are the column names in order;
  *    numbers and booleans are JSON numbers/booleans (NaN and infinities
  *    null), nested values (LIST, STRUCT, MAP, ARRAY, UNION) are JSON values,
- *    everything else a JSON string;
+ *    everything else a JSON string (control characters, NUL included, as
+ *    \u00XX escapes);
  *  - parquet: COPY of the result to a file (needs a path);
  * and in every text format timestamps (top-level columns) are RFC 3339 UTC
  * with 'Z' and the shortest exact fraction of 0, 3, 6 or 9 digits, as

@@ -37,6 +37,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/scratch.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1960,8 +1961,24 @@ static int rd_setup(rd *r, silt_arena *a, const odf_union *step)
     return rc;
 }
 
+/* The private temp directory of one read: a scratch directory
+ * (util/scratch.h) in the engine's spill directory when the engine has one
+ * (an absolute directory: silt always opens engines with a spill directory
+ * inside the workspace), so that a killed read leaves nothing outside the
+ * workspace and the next command removes the leftover; else (an engine
+ * without a workspace, e.g. in unit tests) under $TMPDIR or /tmp. */
 static int make_tmpdir(rd *r)
 {
+    char *spill = NULL;
+    struct stat st;
+    if (silt_engine_query_text(r->e, &spill, "SELECT current_setting('temp_directory')") == 0 && spill &&
+        spill[0] == '/' && stat(spill, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int rc = silt_scratch_mkdir(spill, &r->tmpdir);
+        free(spill);
+        return rc;
+    }
+    free(spill);
+    silt_err_clear();
     const char *base = getenv("TMPDIR");
     if (!base || !*base)
         base = "/tmp";

@@ -27,8 +27,11 @@
  * table's rowid order is the input order). `display_names` (may be NULL) are
  * the names used in errors instead of the paths (e.g. "-" for stdin).
  * On error nothing named `table` is left behind (a previous table of that
- * name is dropped too). Temporary files live in a private directory under
- * $TMPDIR (or /tmp) that is removed before returning. */
+ * name is dropped too). Temporary files live in a private directory that is
+ * removed before returning: a scratch directory (util/scratch.h, named
+ * after the process) in the engine's spill directory (`temp_directory`)
+ * when that is an absolute directory — inside the workspace for every
+ * engine silt opens — else under $TMPDIR (or /tmp). */
 int silt_read_files(silt_engine *e, const odf_union *read_step, const char *const *files,
                     const char *const *display_names, size_t nfiles, const char *table);
 

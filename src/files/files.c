@@ -1055,7 +1055,10 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
     }
     if (!rc && nrows > 0) {
         uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
-        slice_tmp = silt_arena_printf(a, "%s/data/.tmp-%ld-%08x.parquet", ds->dir, (long)getpid(), (unsigned)rand());
+        char rnd[17];
+        slice_tmp = silt_random_hex(rnd, 8)
+                        ? NULL
+                        : silt_arena_printf(a, "%s/data/.tmp-%ld-%s.parquet", ds->dir, (long)getpid(), rnd);
         if (!slice_tmp)
             rc = SILT_ENOMEM;
         silt_slice_info si;
@@ -1088,8 +1091,10 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
     if (!rc && nrows == 0)
         new_cp = false; /* the view did not change */
     if (!rc && new_cp) {
-        cp_tmp = silt_arena_printf(a, "%s/checkpoints/.tmp-%ld-%08x.parquet", ds->dir, (long)getpid(),
-                                   (unsigned)rand());
+        char rnd[17];
+        cp_tmp = silt_random_hex(rnd, 8)
+                     ? NULL
+                     : silt_arena_printf(a, "%s/checkpoints/.tmp-%ld-%s.parquet", ds->dir, (long)getpid(), rnd);
         char *q = cp_tmp ? silt_sql_str(cp_tmp) : NULL;
         if (!q)
             rc = SILT_ENOMEM;

@@ -510,7 +510,8 @@ int silt_txn_commit(silt_dataset *ds, const char *rid, char *block_out)
             break;
         }
         rc = f < 0 ? f : 0;
-        usleep(1000u * (unsigned)(1 + rand() % 20));
+        char rnd[3]; /* jittered backoff, 1..20 ms */
+        usleep(1000u * (unsigned)(1 + (silt_random_hex(rnd, 1) ? 0 : strtoul(rnd, NULL, 16) % 20)));
     }
     if (!rc) {
         r.i.status = SILT_TXN_COMMITTED;

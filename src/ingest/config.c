@@ -30,10 +30,18 @@ typedef struct centry {
     bool secret;
 } centry;
 
+/* A text that is removed from messages and sealed in source states: a
+ * secret value, or its URL-encoded form, of config entry `item`. */
+typedef struct rentry {
+    char *text;
+    size_t item;
+    bool url;
+} rentry;
+
 struct silt_config {
     centry *items;
     size_t n;
-    char **redact; /* secret values and their URL-encoded forms, longest first */
+    rentry *redact; /* secret values and their URL-encoded forms, longest first */
     size_t nredact;
 };
 
@@ -188,49 +196,64 @@ static char *env_name(const char *prefix, const char *name, size_t nl, const cha
 
 /* ---- load ---------------------------------------------------------------- */
 
-static int add_redaction(silt_config *c, const char *v)
+/* URL-encoded form of `v` (RFC 3986 unreserved characters kept; upper-case
+ * hex), malloc'd; *differs tells whether it differs from `v`. NULL on ENOMEM. */
+static char *url_encode(const char *v, bool *differs)
 {
-    if (!*v)
-        return 0;
-    char *forms[2] = {NULL, NULL};
-    if (!(forms[0] = strdup(v)))
-        return silt_err(SILT_ENOMEM, "config: out of memory");
-    /* URL-encoded form (RFC 3986 unreserved characters kept) */
     silt_buf enc = SILT_BUF_INIT;
-    bool differs = false;
+    *differs = false;
     for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
         int rc;
         if (isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~')
             rc = silt_buf_putc(&enc, (char)*p);
         else {
             rc = silt_buf_printf(&enc, "%%%02X", *p);
-            differs = true;
+            *differs = true;
         }
         if (rc < 0) {
+            if (enc.data)
+                memset(enc.data, 0, enc.len);
             silt_buf_free(&enc);
-            free(forms[0]);
-            return silt_err(SILT_ENOMEM, "config: out of memory");
+            return NULL;
         }
     }
-    if (differs)
-        forms[1] = silt_buf_detach(&enc);
+    char *s = silt_buf_detach(&enc);
     silt_buf_free(&enc);
-    char **nr = realloc(c->redact, (c->nredact + 2) * sizeof *nr);
+    return s ? s : strdup("");
+}
+
+static void scrub_free(char *s)
+{
+    if (s)
+        memset(s, 0, strlen(s));
+    free(s);
+}
+
+/* Remembers the secret value of config entry `item` and its URL-encoded form. */
+static int add_redaction(silt_config *c, size_t item, const char *v)
+{
+    if (!*v)
+        return 0;
+    bool differs = false;
+    char *raw = strdup(v), *enc = raw ? url_encode(v, &differs) : NULL;
+    rentry *nr = enc ? realloc(c->redact, (c->nredact + 2) * sizeof *nr) : NULL;
     if (!nr) {
-        free(forms[0]);
-        free(forms[1]);
+        scrub_free(raw);
+        scrub_free(enc);
         return silt_err(SILT_ENOMEM, "config: out of memory");
     }
     c->redact = nr;
-    for (int i = 0; i < 2; i++)
-        if (forms[i])
-            c->redact[c->nredact++] = forms[i];
+    c->redact[c->nredact++] = (rentry){raw, item, false};
+    if (differs)
+        c->redact[c->nredact++] = (rentry){enc, item, true};
+    else
+        scrub_free(enc);
     return 0;
 }
 
 static int cmp_len_desc(const void *a, const void *b)
 {
-    size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+    size_t la = strlen(((const rentry *)a)->text), lb = strlen(((const rentry *)b)->text);
     return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
@@ -303,7 +326,7 @@ int silt_config_load(silt_config **out, const char *silt_dir, const odf_ValueRef
                 break;
             ce->secret = secret;
         }
-        if (!(owned = strdup(value)) || (ce->secret && add_redaction(c, value) < 0)) {
+        if (!(owned = strdup(value)) || (ce->secret && add_redaction(c, c->n - 1, value) < 0)) {
             free(owned);
             rc = silt_err(SILT_ENOMEM, "config: out of memory");
             break;
@@ -336,8 +359,8 @@ void silt_config_free(silt_config *c)
         free(c->items[i].value);
     }
     for (size_t i = 0; i < c->nredact; i++) {
-        memset(c->redact[i], 0, strlen(c->redact[i]));
-        free(c->redact[i]);
+        memset(c->redact[i].text, 0, strlen(c->redact[i].text));
+        free(c->redact[i].text);
     }
     free(c->redact);
     free(c->items);
@@ -430,8 +453,8 @@ char *silt_config_redact(const silt_config *c, const char *text)
     while (*p) {
         size_t hit = 0;
         for (size_t i = 0; c && i < c->nredact && !hit; i++) {
-            size_t l = strlen(c->redact[i]);
-            if (strncmp(p, c->redact[i], l) == 0)
+            size_t l = strlen(c->redact[i].text);
+            if (strncmp(p, c->redact[i].text, l) == 0)
                 hit = l;
         }
         int rc = hit ? silt_buf_puts(&b, "***") : silt_buf_putc(&b, *p);
@@ -452,4 +475,143 @@ int silt_config_redact_error(const silt_config *c, int code)
     silt_err(code, "%s", msg);
     free(msg);
     return code;
+}
+
+/* ---- source state ---------------------------------------------------------- */
+
+/* The secret text of `c` that starts at `p`, or NULL. */
+static const rentry *secret_at(const silt_config *c, const char *p, size_t *len)
+{
+    for (size_t i = 0; c && i < c->nredact; i++) {
+        size_t l = strlen(c->redact[i].text);
+        if (strncmp(p, c->redact[i].text, l) == 0) {
+            *len = l;
+            return &c->redact[i];
+        }
+    }
+    return NULL;
+}
+
+static bool key_char_plain(unsigned char ch) { return isalnum(ch) || ch == '_' || ch == '-' || ch == '.'; }
+
+/* Appends the marker of `r`: "${KEY}" or "${KEY:url}". */
+static int put_marker(silt_buf *b, const silt_config *c, const rentry *r)
+{
+    int rc = silt_buf_puts(b, "${");
+    for (const unsigned char *k = (const unsigned char *)c->items[r->item].key; !rc && *k; k++)
+        rc = key_char_plain(*k) ? silt_buf_putc(b, (char)*k) : silt_buf_printf(b, "%%%02X", *k);
+    return rc ? rc : silt_buf_puts(b, r->url ? ":url}" : "}");
+}
+
+int silt_config_seal(const silt_config *c, const char *value, char **out)
+{
+    *out = NULL;
+    const char *v = value ? value : "";
+    bool seal = strncmp(v, SILT_STATE_SEALED_PREFIX, strlen(SILT_STATE_SEALED_PREFIX)) == 0;
+    size_t len;
+    for (const char *p = v; *p && !seal; p++)
+        seal = secret_at(c, p, &len) != NULL;
+    if (!seal) {
+        *out = strdup(v);
+        return *out ? 0 : silt_err(SILT_ENOMEM, "config: out of memory");
+    }
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_puts(&b, SILT_STATE_SEALED_PREFIX);
+    for (const char *p = v; !rc && *p;) {
+        const rentry *r = secret_at(c, p, &len);
+        if (r) {
+            rc = put_marker(&b, c, r);
+            p += len;
+        } else {
+            rc = *p == '$' ? silt_buf_puts(&b, "$$") : silt_buf_putc(&b, *p);
+            p++;
+        }
+    }
+    if (!rc && !(*out = silt_buf_detach(&b)))
+        rc = SILT_ENOMEM;
+    silt_buf_free(&b);
+    return rc ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+}
+
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* Parses the marker body "KEY" / "KEY:url" (n bytes at m) and appends the
+ * value it stands for. */
+static int put_unsealed(silt_buf *b, const silt_config *c, const char *m, size_t n)
+{
+    bool url = n >= 4 && memcmp(m + n - 4, ":url", 4) == 0;
+    if (url)
+        n -= 4;
+    silt_buf key = SILT_BUF_INIT;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (m[i] == '%' && i + 2 < n && hexval(m[i + 1]) >= 0 && hexval(m[i + 2]) >= 0) {
+            rc = silt_buf_putc(&key, (char)(hexval(m[i + 1]) * 16 + hexval(m[i + 2])));
+            i += 2;
+        } else if (key_char_plain((unsigned char)m[i])) {
+            rc = silt_buf_putc(&key, m[i]);
+        } else {
+            rc = SILT_EINVAL;
+        }
+    }
+    if (rc == 0 && key.len == 0)
+        rc = SILT_EINVAL;
+    if (rc == SILT_EINVAL)
+        rc = silt_err(SILT_EINVAL, "source state: malformed sealed value (bad marker)");
+    const centry *e = NULL;
+    for (size_t i = 0; rc == 0 && c && i < c->n && !e; i++)
+        if (strcmp(c->items[i].key, key.data) == 0)
+            e = &c->items[i];
+    if (rc == 0 && !e)
+        rc = silt_err(SILT_ENOTFOUND,
+                      "source state: the stored state stands for config.%s, which the source no longer defines "
+                      "(restore config.%s, or start the source afresh under a new name)",
+                      key.data, key.data);
+    silt_buf_free(&key);
+    if (rc)
+        return rc;
+    if (!url)
+        return silt_buf_puts(b, e->value) ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+    bool differs;
+    char *enc = url_encode(e->value, &differs);
+    rc = enc ? silt_buf_puts(b, enc) : SILT_ENOMEM;
+    scrub_free(enc);
+    return rc ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+}
+
+int silt_config_unseal(const silt_config *c, const char *stored, char **out)
+{
+    *out = NULL;
+    const char *v = stored ? stored : "";
+    size_t pl = strlen(SILT_STATE_SEALED_PREFIX);
+    if (strncmp(v, SILT_STATE_SEALED_PREFIX, pl) != 0) {
+        *out = strdup(v);
+        return *out ? 0 : silt_err(SILT_ENOMEM, "config: out of memory");
+    }
+    silt_buf b = SILT_BUF_INIT;
+    int rc = 0;
+    for (const char *p = v + pl; !rc && *p;) {
+        if (*p != '$') {
+            rc = silt_buf_putc(&b, *p++) ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+        } else if (p[1] == '$') {
+            rc = silt_buf_putc(&b, '$') ? silt_err(SILT_ENOMEM, "config: out of memory") : 0;
+            p += 2;
+        } else if (p[1] == '{' && strchr(p + 2, '}')) {
+            const char *end = strchr(p + 2, '}');
+            rc = put_unsealed(&b, c, p + 2, (size_t)(end - (p + 2)));
+            p = end + 1;
+        } else {
+            rc = silt_err(SILT_EINVAL, "source state: malformed sealed value (a lone '$')");
+        }
+    }
+    if (!rc && !(*out = silt_buf_detach(&b)))
+        rc = silt_err(SILT_ENOMEM, "config: out of memory");
+    if (b.data)
+        memset(b.data, 0, b.len); /* may hold a secret */
+    silt_buf_free(&b);
+    return rc;
 }

@@ -74,6 +74,37 @@ int silt_config_render(const silt_config *c, const char *what, const char *tmpl,
  * URL-encoded form) replaced by "***"; NULL on out-of-memory. `c` may be NULL. */
 char *silt_config_redact(const silt_config *c, const char *text);
 
+/* ---- source state ----------------------------------------------------------
+ * A source state is stored in the chain (AddData.newSourceState) and is
+ * public; its value (an ETag the server sent, the name of the last file a
+ * FilesGlob ingested) may contain a secret, e.g. a token in a file name.
+ * Such a value is stored sealed:
+ *
+ *   SILT_STATE_SEALED_PREFIX + the value with every '$' doubled and every
+ *   resolved secret value replaced by "${KEY}" (its URL-encoded form by
+ *   "${KEY:url}"), KEY being the config key (bytes other than
+ *   [A-Za-z0-9_.-] as %XX), longest secret first.
+ *
+ * e.g. "tOkSeCr3t-2024.csv" with config.token = "tOkSeCr3t" is stored as
+ * "silt:sealed:${token}-2024.csv". A value without secrets is stored as it
+ * is (what kamu and older silt wrote), unless it starts with the prefix
+ * itself (then it is sealed too, so that unsealing is unambiguous). The
+ * marker holds no information about the secret (no hash, no length). */
+#define SILT_STATE_SEALED_PREFIX "silt:sealed:"
+
+/* The form of source state `value` to store. *out is malloc'd (caller
+ * frees) and free of secrets. `c` may be NULL (nothing to seal). */
+int silt_config_seal(const silt_config *c, const char *value, char **out);
+
+/* The value a stored source state stands for: a sealed value is rendered
+ * with the current secret values (after a secret rotation this is the value
+ * with the new secret, which is what the rotated source would produce), any
+ * other value is copied. *out is malloc'd and may contain secrets (caller
+ * scrubs and frees). Errors: SILT_ENOTFOUND "source state: the stored state
+ * stands for config.KEY, which the source no longer defines (…)",
+ * SILT_EINVAL "source state: malformed sealed value (…)". */
+int silt_config_unseal(const silt_config *c, const char *stored, char **out);
+
 /* Redacts the current silt_error_last() message in place (re-raising it with
  * code `code`) and returns `code`; use as `return silt_config_redact_error(cfg, rc);`. */
 int silt_config_redact_error(const silt_config *c, int code);

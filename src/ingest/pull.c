@@ -26,7 +26,10 @@
  *    final error — goes through silt_config_redact, so no resolved secret
  *    value (nor its URL-encoded form) reaches stderr, and none is stored:
  *    blocks only ever receive data, offsets and source state (ETag /
- *    Last-Modified / file name);
+ *    Last-Modified / file name), and a state value that contains a secret
+ *    (a token in a file name, an ETag echoing one) is stored sealed (each
+ *    secret replaced by a marker naming its config key, silt_config_seal)
+ *    and unsealed with the current secrets when it is read back;
  *  - temporary files live in `<.silt>/tmp/<random>/` and are removed on
  *    every path.
  */
@@ -131,6 +134,25 @@ static const odf_source_state_ref *prev_state(const pull_ctx *c)
             fallback = r;
     }
     return fallback;
+}
+
+static void scrub_free(char *s)
+{
+    if (s)
+        memset(s, 0, strlen(s));
+    free(s);
+}
+
+/* The value the previous state `prev` stands for (a sealed value rendered
+ * with the current secrets, see silt_config_unseal); NULL without a state.
+ * *out may hold a secret: release it with scrub_free. */
+static int prev_value(const pull_ctx *c, const odf_source_state_ref *prev, char **out)
+{
+    *out = NULL;
+    if (!prev || !prev->value)
+        return 0;
+    int rc = silt_config_unseal(c->cfg, prev->value, out);
+    return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : 0;
 }
 
 /* Has this source ingested before? With a state: yes. Without one, data in
@@ -242,8 +264,10 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
         return 0;
     }
     char *tmpdir = NULL, *body = NULL, *shown = silt_config_redact(c->cfg, u->url ? u->url : "");
-    char *display = shown ? url_display(shown) : NULL;
+    char *display = shown ? url_display(shown) : NULL, *prev_v = NULL, *sealed = NULL;
     int rc = display ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
+    if (!rc)
+        rc = prev_value(c, prev, &prev_v);
     if (!rc)
         rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
     if (!rc && !(body = silt_path_join(tmpdir, "fetched", NULL)))
@@ -256,7 +280,7 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
                                   .header_values = u->values,
                                   .nheaders = u->nh,
                                   .prev_kind = prev ? prev->kind : NULL,
-                                  .prev_value = prev ? prev->value : NULL,
+                                  .prev_value = prev_v,
                                   .out_path = body,
                                   .redact = redact_hook,
                                   .redact_ctx = c};
@@ -271,13 +295,17 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
                              fr.last_modified, &has_et, &et);
         if (rc)
             rc = silt_err_context(rc, "pull '%s'", ds->name);
-        odf_SourceState ss = {(char *)c->state_name, fr.state_kind, fr.state_value};
+        if (!rc && fr.state_kind && (rc = silt_config_seal(c->cfg, fr.state_value, &sealed)) != 0)
+            rc = silt_err_context(rc, "pull '%s'", ds->name);
+        odf_SourceState ss = {(char *)c->state_name, fr.state_kind, sealed};
         silt_ingest_result r;
         if (!rc)
             rc = ingest_one(c, tmpdir, fr.path, display, has_et, et, fr.state_kind ? &ss : NULL, &r);
         if (!rc)
             add_result(out, &r);
     }
+    if (fr.state_value)
+        memset(fr.state_value, 0, strlen(fr.state_value)); /* may hold a secret */
     silt_fetch_url_result_free(&fr);
     if (tmpdir)
         silt_fs_remove_tree(tmpdir);
@@ -285,6 +313,8 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
     free(body);
     free(display);
     free(shown);
+    scrub_free(prev_v);
+    free(sealed);
     return rc;
 }
 
@@ -293,16 +323,21 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
     silt_dataset *ds = c->ds;
     for (int round = 0; round < SILT_GLOB_MAX_ROUNDS; round++) {
         const odf_source_state_ref *prev = prev_state(c);
-        const char *last = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev->value : NULL;
         if (g->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev))
             return 0;
+        char *last = NULL; /* name of the last ingested file (unsealed) */
+        int rc = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev_value(c, prev, &last) : 0;
+        if (rc)
+            return rc;
         silt_glob_file *files = NULL;
         size_t n = 0, total = 0;
-        int rc = silt_fetch_glob(&files, &n, &total, g->path, g->order, g->event_time, last);
+        rc = silt_fetch_glob(&files, &n, &total, g->path, g->order, g->event_time, last);
+        bool had_last = last != NULL;
+        scrub_free(last);
         if (rc)
             return silt_err_context(rc, "pull '%s'", ds->name);
         if (n == 0) {
-            if (!last && out->num_ingests == 0)
+            if (!had_last && out->num_ingests == 0)
                 return silt_err(SILT_ENOTFOUND, "pull '%s': no files match '%s'", ds->name, g->path);
             return 0;
         }
@@ -311,13 +346,17 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
             rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
             if (rc)
                 break;
-            odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, (char *)files[i].name};
+            char *sealed = NULL;
+            rc = silt_config_seal(c->cfg, files[i].name, &sealed);
+            odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, sealed};
             silt_ingest_result r;
-            rc = ingest_one(c, tmpdir, files[i].path, files[i].name, files[i].has_time, files[i].time, &ss, &r);
+            if (!rc)
+                rc = ingest_one(c, tmpdir, files[i].path, files[i].name, files[i].has_time, files[i].time, &ss, &r);
             if (!rc)
                 add_result(out, &r);
             silt_fs_remove_tree(tmpdir);
             free(tmpdir);
+            free(sealed);
         }
         silt_glob_files_free(files, n);
         if (rc)

@@ -43,6 +43,7 @@
 #include "files/txn.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/scratch.h"
 #include "util/timeutil.h"
 
 #define TXN_KEY "silt.dev/transaction"
@@ -1002,35 +1003,59 @@ int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts)
     return rc;
 }
 
-int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opts *opts)
+/* Sweeps one scratch area of the workspace (`sub`: "tmp", "tmp/spill" or
+ * "trash"). An entry whose owner process is gone (util/scratch.h) goes at
+ * once, one of a live process never; one whose owner cannot be checked (a
+ * name of an older silt, another host or container) goes once older than
+ * the grace period — in tmp/spill/ only scratch names are considered (the
+ * other entries there are the engine's spill files). */
+static int sweep_scratch(silt_workspace *ws, const char *sub, int64_t grace, const silt_gc_opts *opts,
+                         silt_gc_result *out)
 {
-    int64_t grace = grace_of(opts);
-    char *dir = silt_path_join(ws->root, "tmp", NULL);
+    char *dir = silt_path_join(ws->root, sub, NULL);
     if (!dir)
         return oom();
     DIR *d = opendir(dir);
     int rc = 0;
     struct dirent *de;
+    bool spill = strcmp(sub, "tmp/spill") == 0;
+    const char *verb = opts && opts->dry_run ? "would delete" : "delete";
     while (d && !rc && (de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || strcmp(de->d_name, "spill") == 0)
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            (strcmp(sub, "tmp") == 0 && strcmp(de->d_name, "spill") == 0))
+            continue;
+        long pid = -1;
+        silt_owner_state owner = silt_scratch_owner(de->d_name, &pid);
+        if (owner == SILT_OWNER_ALIVE || (spill && pid < 0))
             continue;
         char *p = silt_path_join(dir, de->d_name, NULL);
         if (!p) {
             rc = oom();
             break;
         }
-        if (old_enough(AT_FDCWD, p, grace, NULL)) {
-            say(opts, "%s tmp/%s (leftover of a crashed command)", opts && opts->dry_run ? "would delete" : "delete",
-                de->d_name);
-            if (!(opts && opts->dry_run))
-                rc = silt_fs_remove_tree(p);
-            if (out)
-                out->leftovers_deleted++;
-        }
+        bool del = owner == SILT_OWNER_GONE || old_enough(AT_FDCWD, p, grace, NULL);
+        if (owner == SILT_OWNER_GONE)
+            say(opts, "%s %s/%s (leftover of process %ld, which has exited)", verb, sub, de->d_name, pid);
+        else if (del)
+            say(opts, "%s %s/%s (leftover of a crashed command)", verb, sub, de->d_name);
+        if (del && !(opts && opts->dry_run))
+            rc = silt_fs_remove_tree(p);
+        if (del && out)
+            out->leftovers_deleted++;
         free(p);
     }
     if (d)
         closedir(d);
     free(dir);
+    return rc;
+}
+
+int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opts *opts)
+{
+    int64_t grace = grace_of(opts);
+    static const char *const AREAS[] = {"tmp", "tmp/spill", "trash"};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof AREAS / sizeof AREAS[0]; i++)
+        rc = sweep_scratch(ws, AREAS[i], grace, opts, out);
     return rc;
 }

@@ -46,6 +46,48 @@ ok sql "SELECT sum(x) AS s FROM read_parquet('$T_DIR/o.parquet')" --format csv -
 assert_eq "$OUT" 's
 15' "parquet output round trip"
 
+# ---- an embedded NUL byte: the whole value in every format -------------------
+# (compared byte for byte: $(...) would drop the NUL bytes). The table shows a
+# NUL byte as U+2400 (one column wide), CSV keeps the byte (the field is
+# quoted), JSON and NDJSON escape it as \u0000; Parquet keeps the bytes.
+NULQ="SELECT 'a' || chr(0) || 'b' AS z, chr(0) AS e, 2 AS n"
+# expect_bytes FORMAT LABEL: `silt sql "$NULQ"` must print exactly the
+# printf format on stdin
+expect_bytes() {
+    # shellcheck disable=SC2059
+    printf "$(cat)" >"$T_DIR/nul.want"
+    "$SILT" sql "$NULQ" --format "$1" >"$T_DIR/nul.got" 2>"$T_DIR/nul.err" ||
+        fail "$2: silt sql failed: $(cat "$T_DIR/nul.err")"
+    cmp -s "$T_DIR/nul.got" "$T_DIR/nul.want" || fail "$2: expected
+$(od -c "$T_DIR/nul.want")
+got
+$(od -c "$T_DIR/nul.got")"
+    pass
+}
+expect_bytes table "NUL in table format" <<'EOF'
+z   | e | n\n----+---+--\na\342\220\200b | \342\220\200 | 2\n
+EOF
+expect_bytes csv "NUL in csv format" <<'EOF'
+z,e,n\n"a\000b","\000",2\n
+EOF
+expect_bytes json "NUL in json format" <<'EOF'
+[\n{"z":"a\\u0000b","e":"\\u0000","n":2}\n]\n
+EOF
+expect_bytes ndjson "NUL in ndjson format" <<'EOF'
+{"z":"a\\u0000b","e":"\\u0000","n":2}\n
+EOF
+ok sql "$NULQ" --format parquet --output "$T_DIR/nul.parquet"
+ok new nul
+ok ingest nul "$T_DIR/nul.parquet" --format parquet
+expect_sql 'SELECT length(z) AS len, hex(z) AS z, hex(e) AS e, n FROM nul' "NUL bytes kept in parquet" <<'CSV'
+len,z,e,n
+3,610062,00,2
+CSV
+# nested values are printed in the table and CSV formats too
+ok sql "SELECT [1, 2] AS l, {'a': 'x'} AS s" --format csv
+assert_eq "$OUT" "l,s
+\"[1, 2]\",{'a': x}" "nested values in csv"
+
 ok sql "SELECT 1 AS one" --format csv --output "$T_DIR/o.csv"
 assert_eq "$OUT" "" "nothing on stdout with --output"
 assert_eq "$(cat "$T_DIR/o.csv")" 'one

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "util/fsutil.h"
 #include "util/hash.h"
 #include "util/multiformats.h"
+#include "util/scratch.h"
 #include "util/timeutil.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -819,6 +821,105 @@ static void test_path_join(void **state)
     free(p);
 }
 
+static void test_random_hex(void **state)
+{
+    (void)state;
+    char a[17], b[17];
+    assert_int_equal(silt_random_hex(a, 8), 0);
+    assert_int_equal(silt_random_hex(b, 8), 0);
+    assert_int_equal(strlen(a), 16);
+    assert_int_equal(strspn(a, "0123456789abcdef"), 16);
+    assert_string_not_equal(a, b); /* two temporary names differ */
+    char big[200];
+    assert_int_equal(silt_random_hex(big, 65), SILT_EINVAL);
+}
+
+/* field 22 of /proc/<pid>/stat (our test processes have no spaces in comm) */
+static unsigned long long start_of(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')') + 2;
+    for (int field = 3; field < 22; field++)
+        p = strchr(p, ' ') + 1;
+    return strtoull(p, NULL, 10);
+}
+
+static void test_scratch(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char *parent = silt_path_join(dir, "tmp", NULL), *p = NULL;
+    assert_int_equal(silt_scratch_mkdir(parent, &p), 0);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    const char *name = strrchr(p, '/') + 1;
+    /* <pid>-<start>-<boot8>-<pidns>-<hex16> of this process */
+    long pid = 0;
+    unsigned long long start = 0, ns = 0;
+    char boot[9] = "", rnd[17] = "";
+    assert_int_equal(sscanf(name, "%ld-%llu-%8[0-9a-f]-%llu-%16[0-9a-f]", &pid, &start, boot, &ns, rnd), 5);
+    assert_int_equal(pid, (long)getpid());
+    assert_true(start == start_of(pid));
+    assert_int_equal(strlen(rnd), 16);
+    long owner = 0;
+    assert_int_equal(silt_scratch_owner(name, &owner), SILT_OWNER_ALIVE);
+    assert_int_equal(owner, (long)getpid());
+    char *q = NULL;
+    assert_int_equal(silt_scratch_mkdir(parent, &q), 0);
+    assert_string_not_equal(p, q);
+
+    char other[SILT_SCRATCH_NAME_MAX];
+    /* the same pid with another start time: the pid was reused */
+    snprintf(other, sizeof other, "%ld-%llu-%s-%llu-%s", pid, start + 1, boot, ns, rnd);
+    assert_int_equal(silt_scratch_owner(other, NULL), SILT_OWNER_GONE);
+    /* a child: alive, then a zombie, then reaped */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        char c;
+        close(fds[1]);
+        ssize_t r = read(fds[0], &c, 1);
+        _exit(r < 0 ? 1 : 0);
+    }
+    close(fds[0]);
+    snprintf(other, sizeof other, "%ld-%llu-%s-%llu-%s", (long)child, start_of(child), boot, ns, rnd);
+    assert_int_equal(silt_scratch_owner(other, &owner), SILT_OWNER_ALIVE);
+    assert_int_equal(owner, (long)child);
+    close(fds[1]); /* the child exits */
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(silt_scratch_owner(other, NULL), SILT_OWNER_GONE); /* zombie */
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_int_equal(silt_scratch_owner(other, NULL), SILT_OWNER_GONE);
+    /* another boot / host or another pid namespace: cannot tell */
+    snprintf(other, sizeof other, "%ld-%llu-%08x-%llu-%s", pid, start, (unsigned)(strtoul(boot, NULL, 16) ^ 1u),
+             ns, rnd);
+    assert_int_equal(silt_scratch_owner(other, NULL), SILT_OWNER_UNKNOWN);
+    snprintf(other, sizeof other, "%ld-%llu-%s-%llu-%s", (long)child, start, boot, ns + 1, rnd);
+    assert_int_equal(silt_scratch_owner(other, NULL), SILT_OWNER_UNKNOWN);
+    /* not scratch names */
+    static const char *const bad[] = {"0123456789abcdef", "spill", "", "1-2-abcdef01-3-0123456789abcde",
+                                      "1-2-abcdef01-3-0123456789abcdef0", "x1-2-abcdef01-3-0123456789abcdef",
+                                      "1-0-abcdef01-3-0123456789abcdef", "0-5-abcdef01-3-0123456789abcdef",
+                                      "1-2-ABCDEF01-3-0123456789abcdef", "duckdb_temp_storage-0.tmp"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(silt_scratch_owner(bad[i], NULL), SILT_OWNER_UNKNOWN);
+    free(q);
+    free(p);
+    free(parent);
+    tu_rmrf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +943,8 @@ int main(void)
         cmocka_unit_test(test_fs_copy_read),
         cmocka_unit_test(test_fs_dirs),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test(test_random_hex),
+        cmocka_unit_test(test_scratch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
