@@ -2238,3 +2238,55 @@ int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out)
     out->value = v;
     return 0;
 }
+
+/* The schema fields of any ReadStep variant (NULL for an unknown kind). */
+static bool step_schema_slots(const odf_union *u, odf_strvec **ddl, odf_DataSchema ***schema)
+{
+    switch (u->value ? u->type : 0) {
+#define SLOTS(T)                                                                                                       \
+    do {                                                                                                               \
+        T *v = u->value;                                                                                               \
+        *ddl = &v->ddl_schema;                                                                                         \
+        *schema = &v->schema;                                                                                          \
+        return true;                                                                                                   \
+    } while (0)
+    case ODF_ReadStep_Csv: SLOTS(odf_ReadStepCsv);
+    case ODF_ReadStep_Json: SLOTS(odf_ReadStepJson);
+    case ODF_ReadStep_NdJson: SLOTS(odf_ReadStepNdJson);
+    case ODF_ReadStep_GeoJson: SLOTS(odf_ReadStepGeoJson);
+    case ODF_ReadStep_NdGeoJson: SLOTS(odf_ReadStepNdGeoJson);
+    case ODF_ReadStep_EsriShapefile: SLOTS(odf_ReadStepEsriShapefile);
+    case ODF_ReadStep_Parquet: SLOTS(odf_ReadStepParquet);
+#undef SLOTS
+    default: return false;
+    }
+}
+
+int silt_read_step_transcode(silt_arena *a, const odf_union *base, const char *format, odf_union *out)
+{
+    int rc = silt_read_step_for_format(a, format, out);
+    if (rc)
+        return rc;
+    if (base && base->value && base->type == out->type) {
+        *out = *base; /* the source's own format: every option applies */
+        return 0;
+    }
+    odf_strvec *bddl = NULL, *oddl = NULL;
+    odf_DataSchema **bsc = NULL, **osc = NULL;
+    if (!base || !step_schema_slots(base, &bddl, &bsc) || !step_schema_slots(out, &oddl, &osc))
+        return 0;
+    bool declared = *bsc || (bddl->present && bddl->n);
+    if (!declared)
+        return 0;
+    /* as declared: the structured schema wins over the legacy DDL (rd_setup) */
+    if (*bsc)
+        *osc = *bsc;
+    else
+        *oddl = *bddl;
+    if (out->type == ODF_ReadStep_Csv) {
+        odf_ReadStepCsv *c = out->value;
+        c->has_header = true, c->header = false;
+        c->has_infer_schema = false, c->infer_schema = false;
+    }
+    return 0;
+}

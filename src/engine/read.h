@@ -39,6 +39,19 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
  * 'x'" otherwise. */
 int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out);
 
+/* The ReadStep for files of `format` ingested into a push source that reads
+ * with `base` (`silt ingest --format F`, transcoding). `format` names
+ * `base`'s own kind: `base` itself, every option kept. Another kind:
+ * silt_read_step_for_format's default carrying only `base`'s declared
+ * schema (`schema`, else the legacy `ddlSchema`, as declared), so the
+ * columns keep the declared names and types (JSON / NDJSON / Parquet
+ * columns are selected and cast by name); with a declared schema CSV is
+ * read without a header, the fields being the schema's in order. Other
+ * options (separator, encoding, date formats, subPath) belong to the
+ * source's format and are not carried. `out` may share `base`'s schema
+ * (owned by the owner of `base`); new structs are allocated in `a`. */
+int silt_read_step_transcode(silt_arena *a, const odf_union *base, const char *format, odf_union *out);
+
 /* Which implementation silt_read_files uses (per thread; for tests and
  * benchmarks). AUTO: the single-scan fast path where it applies (CSV with a
  * schema or inferSchema off, Json/NdJson with a schema, Parquet), falling

@@ -1361,6 +1361,52 @@ static void test_row_count_crosscheck(void **state)
     silt_read_set_mode(SILT_READ_AUTO);
 }
 
+/* --format F into a source reading another format keeps the declared schema
+ * (CSV then without a header); the source's own format keeps everything. */
+static void test_read_step_transcode(void **state)
+{
+    (void)state;
+    const char *sc[] = {"city STRING", "population BIGINT"};
+    odf_ReadStepNdJson nd = {.ddl_schema = ddl(2, sc), .date_format = "yyyy-MM-dd"};
+    odf_union base = step(ODF_ReadStep_NdJson, &nd), out;
+    assert_int_equal(silt_read_step_transcode(A, &base, "csv", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_Csv);
+    const odf_ReadStepCsv *c = out.value;
+    assert_true(c->has_header && !c->header && !c->infer_schema);
+    assert_true(c->ddl_schema.present && c->ddl_schema.n == 2 && c->ddl_schema.items == nd.ddl_schema.items);
+    assert_null(c->schema);
+    assert_null(c->date_format); /* options of the source's format stay there */
+    assert_int_equal(read1(out.type, out.value, W("tc.csv", "Berlin,3645000\nParis,2161000\n", 0), "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population BIGINT");
+    assert_string_equal(dump("t"), "Berlin|3645000\nParis|2161000\n");
+    /* the source's own format: the very same step */
+    assert_int_equal(silt_read_step_transcode(A, &base, "ndjson", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_NdJson);
+    assert_ptr_equal(out.value, &nd);
+    /* a structured schema is shared as is; JSON columns are matched by name */
+    odf_DataSchema *ds = NULL;
+    assert_int_equal(silt_schema_from_ddl(A, &nd.ddl_schema, &ds), 0);
+    odf_ReadStepCsv cs = {.has_header = true, .header = true, .separator = ";", .schema = ds};
+    odf_union cbase = step(ODF_ReadStep_Csv, &cs);
+    assert_int_equal(silt_read_step_transcode(A, &cbase, "ndjson", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_NdJson);
+    assert_ptr_equal(((const odf_ReadStepNdJson *)out.value)->schema, ds);
+    assert_int_equal(read1(out.type, out.value,
+                           W("tc.ndjson", "{\"population\": \"7\", \"x\": 1, \"city\": \"Bonn\"}\n", 0), "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population BIGINT");
+    assert_string_equal(dump("t"), "Bonn|7\n");
+    assert_int_equal(silt_read_step_transcode(A, &cbase, "parquet", &out), 0);
+    assert_ptr_equal(((const odf_ReadStepParquet *)out.value)->schema, ds);
+    /* no declared schema: the format's default (CSV: header, inferSchema) */
+    odf_ReadStepJson j = {.sub_path = "rows"};
+    odf_union jbase = step(ODF_ReadStep_Json, &j);
+    assert_int_equal(silt_read_step_transcode(A, &jbase, "csv", &out), 0);
+    c = out.value;
+    assert_true(c->header && c->infer_schema && !c->schema && !c->ddl_schema.present);
+    assert_int_equal(silt_read_step_transcode(A, &jbase, "xml", &out), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "unknown format 'xml'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1376,6 +1422,7 @@ int main(void)
         cmocka_unit_test(test_csv_count_blocks),
         cmocka_unit_test(test_ndjson_count),   cmocka_unit_test(test_csv_leading_empty_lines),
         cmocka_unit_test(test_csv_long_lines), cmocka_unit_test(test_row_count_crosscheck),
+        cmocka_unit_test(test_read_step_transcode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
