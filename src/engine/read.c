@@ -25,10 +25,18 @@
  * Finally one CREATE OR REPLACE TEMP TABLE … AS SELECT unions the converted
  * files, ordered by (file index, rowid) when there is more than one file.
  *
+ * Row-count cross-check: every file's records are also counted by our own
+ * parsers (read_count.c for CSV and NDJSON, the rewrite for Json / GeoJSON,
+ * the footer for Parquet); the rows DuckDB produced from the file must be
+ * exactly that many (fast path: per INSERT; slow path: per staging table,
+ * then the combined table), else SILT_EINTERNAL naming the file and both
+ * counts. The CSV pass also sizes DuckDB's line buffer (csv_read_opts).
+ *
  * Invariants: option values reach SQL only through silt_sql_str /
  * silt_sql_ident (never spliced raw) and are validated first; every staging
  * and rejects table, and the temp directory, are removed on every path; on
- * error the target table does not exist.
+ * error the target table does not exist; no row is dropped or added without
+ * an error (the cross-check).
  */
 #include "engine/read.h"
 
@@ -577,9 +585,7 @@ static int csv_next(csv_it *it, silt_buf *fields, size_t *nfields, size_t *start
             break;
         }
         any = true;
-        if (c != '\r' && c != '\n')
-            content = true;
-        else if (in_q)
+        if (in_q || (c != '\r' && c != '\n'))
             content = true;
         if (in_q) {
             if (c == it->esc && it->esc != it->quote) {
@@ -2239,7 +2245,7 @@ int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out)
     return 0;
 }
 
-/* The schema fields of any ReadStep variant (NULL for an unknown kind). */
+/* The schema fields of any ReadStep variant (false for an unknown kind). */
 static bool step_schema_slots(const odf_union *u, odf_strvec **ddl, odf_DataSchema ***schema)
 {
     switch (u->value ? u->type : 0) {
