@@ -25,14 +25,23 @@
  * Finally one CREATE OR REPLACE TEMP TABLE … AS SELECT unions the converted
  * files, ordered by (file index, rowid) when there is more than one file.
  *
+ * Row-count cross-check: every file's records are also counted by our own
+ * parsers (read_count.c for CSV and NDJSON, the rewrite for Json / GeoJSON,
+ * the footer for Parquet); the rows DuckDB produced from the file must be
+ * exactly that many (fast path: per INSERT; slow path: per staging table,
+ * then the combined table), else SILT_EINTERNAL naming the file and both
+ * counts. The CSV pass also sizes DuckDB's line buffer (csv_read_opts).
+ *
  * Invariants: option values reach SQL only through silt_sql_str /
  * silt_sql_ident (never spliced raw) and are validated first; every staging
  * and rejects table, and the temp directory, are removed on every path; on
- * error the target table does not exist.
+ * error the target table does not exist; no row is dropped or added without
+ * an error (the cross-check).
  */
 #include "engine/read.h"
 
 #include "engine/engine_internal.h"
+#include "engine/parquet_meta.h"
 #include "engine/schema.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -457,6 +466,8 @@ typedef struct rd {
     const char *display;
     size_t nrecords_hint;       /* records written by a JSON rewrite */
     bool rows_have_lines;       /* CSV / direct NDJSON: row -> line mapping */
+    silt_csv_stats cst;         /* CSV: our own scan of the file */
+    uint64_t expect;            /* records of the file, counted without DuckDB */
 } rd;
 
 static unsigned g_read_seq;
@@ -563,7 +574,7 @@ typedef struct csv_it {
 static int csv_next(csv_it *it, silt_buf *fields, size_t *nfields, size_t *start_line, bool *empty)
 {
     size_t nf = 1;
-    bool in_q = false, any = false;
+    bool in_q = false, any = false, content = false; /* content: a byte before the line break */
     *start_line = it->line;
     if (fields)
         silt_buf_clear(fields);
@@ -575,6 +586,8 @@ static int csv_next(csv_it *it, silt_buf *fields, size_t *nfields, size_t *start
             break;
         }
         any = true;
+        if (in_q || (c != '\r' && c != '\n'))
+            content = true;
         if (in_q) {
             if (c == it->esc && it->esc != it->quote) {
                 int n = getc(it->f);
@@ -623,7 +636,7 @@ static int csv_next(csv_it *it, silt_buf *fields, size_t *nfields, size_t *start
             return -1;
     }
     *nfields = nf;
-    *empty = nf == 1 && (!fields || fields->len == 0) && *start_line + 1 == it->line;
+    *empty = !content;
     return 1;
 }
 
@@ -657,7 +670,7 @@ static size_t csv_row_line(rd *r, const char *path, size_t ncols, size_t row0)
     bool empty, first = true;
     int got;
     while ((got = csv_next(&it, NULL, &nf, &line, &empty)) == 1) {
-        if (empty && ncols > 1)
+        if (empty && (ncols > 1 || (first && header))) /* as silt_read_csv_rows */
             continue;
         if (first && header) {
             first = false;
@@ -792,18 +805,48 @@ static int csv_columns(rd *r, const char *path, strlist *cols)
     return rc;
 }
 
+/* DuckDB 1.4's default max_line_size; its read buffer is 16 times that. */
+#define DUCK_CSV_MAX_LINE 2000000ULL
+
+/* Our own pass over a CSV file (silt_read_csv_scan): the record count for
+ * the cross-check, the empty lines before the header and the longest
+ * record, which must fit the reader's buffer (see csv_read_opts). */
+static int csv_prescan(rd *r, const char *path)
+{
+    int rc = silt_read_csv_scan(path, r->csv, r->display, &r->cst);
+    if (rc)
+        return rc;
+    if (r->cst.max_len > SILT_READ_CSV_MAX_RECORD)
+        return silt_err(SILT_EINVAL, "%s: line %llu: a record of %llu bytes is longer than the limit of %llu bytes",
+                        r->display, (unsigned long long)r->cst.max_line, (unsigned long long)r->cst.max_len,
+                        (unsigned long long)SILT_READ_CSV_MAX_RECORD);
+    return 0;
+}
+
 /* Appends "read_csv('<path>', <dialect options>" (no closing parenthesis) to
  * `sql`: the reader options shared by the staging and the fast path, so both
- * tokenize every input identically. */
+ * tokenize every input identically. Needs csv_prescan's results:
+ *  - skip: the empty lines before the header (DuckDB takes the first
+ *    physical line as the header, we the first record, as Spark does);
+ *  - max_line_size / buffer_size: DuckDB 1.4 cannot read a line longer than
+ *    max_line_size that crosses one of its buffer boundaries, and when errors
+ *    are stored (store_rejects) it drops such a line without a word. Lines up
+ *    to max_line_size are read wherever they lie as long as the buffer holds
+ *    two of them, so a file whose longest record exceeds the default gets
+ *    max_line_size = that record (+ line break) and a buffer twice as big. */
 static int csv_read_opts(rd *r, silt_buf *sql, const char *path)
 {
     bool header = r->csv->has_header && r->csv->header;
     const char *quote = opt_or(r->csv->quote, "\"");
     const char *esc = *quote ? opt_or(r->csv->escape, "\\") : "";
+    unsigned long long need = (unsigned long long)r->cst.max_len + 2;
     int rc = silt_buf_puts(sql, "read_csv(");
     rc = rc ? rc : buf_sql_str(sql, path);
-    rc = rc ? rc : silt_buf_puts(sql, ", auto_detect=false, strict_mode=true, null_padding=false, comment='', skip=0, "
-                                      "encoding='utf-8', header=");
+    rc = rc ? rc : silt_buf_printf(sql, ", auto_detect=false, strict_mode=true, null_padding=false, comment='', skip=%llu, "
+                                        "encoding='utf-8'", header ? (unsigned long long)r->cst.leading_empty : 0ULL);
+    if (!rc && need > DUCK_CSV_MAX_LINE)
+        rc = silt_buf_printf(sql, ", max_line_size=%llu, buffer_size=%llu", need, 2 * need);
+    rc = rc ? rc : silt_buf_puts(sql, ", header=");
     rc = rc ? rc : silt_buf_puts(sql, header ? "true" : "false");
     rc = rc ? rc : silt_buf_puts(sql, ", delim=");
     rc = rc ? rc : buf_sql_str(sql, opt_or(r->csv->separator, ","));
@@ -818,9 +861,11 @@ static int csv_read_opts(rd *r, silt_buf *sql, const char *path)
 
 static int stage_csv(rd *r, const char *path, const char *stg, strlist *cols)
 {
-    int rc = csv_columns(r, path, cols);
+    int rc = csv_prescan(r, path);
+    rc = rc ? rc : csv_columns(r, path, cols);
     if (rc)
         return rc;
+    r->expect = silt_read_csv_rows(&r->cst, r->csv->has_header && r->csv->header, cols->n);
 
     char rj[64], rs[64];
     snprintf(rj, sizeof rj, "__silt_rd%u_rj", r->id);
@@ -1442,6 +1487,52 @@ static int convert_file(rd *r, const char *path, const char *stg, silt_buf *sel)
     return rc;
 }
 
+/* ---- row count cross-check ---------------------------------------------- */
+
+/* Row count of a Parquet file from its footer (our own decoder). */
+static int parquet_rows(rd *r, const char *path, uint64_t *out)
+{
+    silt_parquet_meta *m = NULL;
+    int rc = silt_parquet_read_meta(path, &m);
+    if (rc) {
+        /* the decoder's messages start with the path: show the display name */
+        const char *msg = silt_error_last();
+        size_t n = strlen(path);
+        if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2))
+            msg += n + 2;
+        char *copy = strdup(msg);
+        rc = copy ? silt_err(rc, "%s: %s", r->display, copy) : silt_err(SILT_ENOMEM, "out of memory");
+        free(copy);
+        return rc;
+    }
+    if (m->num_rows < 0)
+        rc = silt_err(SILT_ECORRUPT, "%s: the Parquet footer has a negative row count", r->display);
+    else
+        *out = (uint64_t)m->num_rows;
+    silt_parquet_meta_free(m);
+    return rc;
+}
+
+static int table_rows(rd *r, const char *qualified, uint64_t *out)
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&b, "SELECT count(*) FROM %s", qualified);
+    rc = rc ? rc : silt_engine_query_u64(r->e, out, b.data);
+    silt_buf_free(&b);
+    return rc;
+}
+
+/* The reader produced `got` rows from the current file; its records were
+ * counted independently into r->expect. */
+static int check_count(rd *r, uint64_t got)
+{
+    if (got == r->expect)
+        return 0;
+    return silt_err(SILT_EINTERNAL,
+                    "%s: row count cross-check failed: the reader produced %llu rows, the file has %llu records",
+                    r->display, (unsigned long long)got, (unsigned long long)r->expect);
+}
+
 /* ---- one file ----------------------------------------------------------- */
 
 static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
@@ -1454,6 +1545,7 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
         return silt_err(SILT_EINVAL, "%s: file is empty", r->display);
     r->nrecords_hint = 0;
     r->rows_have_lines = false;
+    r->expect = 0;
     char *conv = NULL, *nd = NULL;
     const char *src = path;
     bool text = r->kind != ODF_ReadStep_Parquet && r->kind != ODF_ReadStep_EsriShapefile;
@@ -1482,7 +1574,10 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
             strlist_free(&cols);
             break;
         }
-        case ODF_ReadStep_NdJson: rc = stage_ndjson(r, src, stg, NULL, true); break;
+        case ODF_ReadStep_NdJson:
+            rc = silt_read_ndjson_count(src, r->display, &r->expect);
+            rc = rc ? rc : stage_ndjson(r, src, stg, NULL, true);
+            break;
         case ODF_ReadStep_Json:
         case ODF_ReadStep_GeoJson:
         case ODF_ReadStep_NdGeoJson:
@@ -1496,6 +1591,7 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
                                                    : ndgeojson_to_ndjson(r, src, nd);
             if (!rc && r->nrecords_hint == 0 && !r->schema)
                 rc = silt_err(SILT_EINVAL, "%s: no records to read and no schema to define the columns", r->display);
+            r->expect = r->nrecords_hint; /* array elements / features / lines */
             if (!rc)
                 rc = stage_ndjson(r, nd, stg, NULL, false);
             break;
@@ -1511,6 +1607,7 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
             }
             rc = silt_read_shp_to_ndjson(path, r->display, r->sub_path, dir, nd, &typed);
             free(dir);
+            rc = rc ? rc : silt_read_ndjson_count(nd, r->display, &r->expect); /* one line per shape */
             if (!rc) {
                 FILE *f = fopen(nd, "rb");
                 int c = f ? getc(f) : EOF;
@@ -1532,9 +1629,19 @@ static int read_one(rd *r, const char *path, const char *stg, silt_buf *sel)
             }
             break;
         }
-        case ODF_ReadStep_Parquet: rc = stage_parquet(r, src, stg); break;
+        case ODF_ReadStep_Parquet:
+            rc = stage_parquet(r, src, stg);
+            rc = rc ? rc : parquet_rows(r, src, &r->expect);
+            break;
         default: rc = silt_err(SILT_EINVAL, "unsupported ReadStep kind %d", r->kind);
         }
+    }
+    if (!rc) {
+        uint64_t got = 0;
+        char qs[80];
+        snprintf(qs, sizeof qs, "temp.main.\"%s\"", stg);
+        rc = table_rows(r, qs, &got);
+        rc = rc ? rc : check_count(r, got);
     }
     if (!rc)
         rc = convert_file(r, src, stg, sel);
@@ -1604,7 +1711,10 @@ static int fast_text_col(rd *r, silt_buf *sel, const char *name, const char *t)
 static int fast_csv(rd *r, const char *src, silt_buf *q)
 {
     strlist cols = {0};
-    int rc = csv_columns(r, src, &cols);
+    int rc = csv_prescan(r, src);
+    rc = rc ? rc : csv_columns(r, src, &cols);
+    if (!rc)
+        r->expect = silt_read_csv_rows(&r->cst, r->csv->has_header && r->csv->header, cols.n);
     bool infer = r->csv->has_infer_schema && r->csv->infer_schema;
     if (!rc && !r->schema && infer)
         rc = FAST_NA;
@@ -1719,15 +1829,19 @@ static int fast_one(rd *r, const char *path, silt_buf *q, char **tmpfile)
         if (ch == EOF)
             return FAST_NA;
     }
+    r->expect = 0;
     switch (r->kind) {
     case ODF_ReadStep_Csv: return fast_csv(r, src, q);
-    case ODF_ReadStep_NdJson: return fast_ndjson(r, src, q);
+    case ODF_ReadStep_NdJson:
+        rc = silt_read_ndjson_count(src, r->display, &r->expect);
+        return rc ? rc : fast_ndjson(r, src, q);
     case ODF_ReadStep_Json: {
         char *nd = tmp_path(r, "ndjson");
         if (!nd)
             return SILT_ENOMEM;
         r->nrecords_hint = 0;
         rc = json_doc_to_ndjson(r, src, nd);
+        r->expect = r->nrecords_hint;
         if (!rc && r->nrecords_hint == 0)
             rc = FAST_NA; /* empty: the slow path builds the typed empty table */
         rc = rc ? rc : fast_ndjson(r, nd, q);
@@ -1737,7 +1851,9 @@ static int fast_one(rd *r, const char *path, silt_buf *q, char **tmpfile)
         *tmpfile = nd;
         return rc;
     }
-    case ODF_ReadStep_Parquet: return fast_parquet(r, src, q);
+    case ODF_ReadStep_Parquet:
+        rc = parquet_rows(r, src, &r->expect);
+        return rc ? rc : fast_parquet(r, src, q);
     default: return FAST_NA;
     }
 }
@@ -1764,9 +1880,15 @@ static int read_fast(rd *r, const char *const *files, const char *const *display
     default: return FAST_NA;
     }
     int rc = 0;
+    uint64_t total = 0, now = 0;
+    silt_buf qualified = SILT_BUF_INIT;
+    if (silt_buf_printf(&qualified, "temp.main.%s", tident))
+        return SILT_ENOMEM;
     for (size_t i = 0; i < nfiles && !rc; i++) {
-        if (!files[i])
-            return FAST_NA;
+        if (!files[i]) {
+            rc = FAST_NA;
+            break;
+        }
         r->display = display_names && display_names[i] ? display_names[i] : files[i];
         silt_buf q = SILT_BUF_INIT, sql = SILT_BUF_INIT;
         char *tmpfile = NULL;
@@ -1777,12 +1899,16 @@ static int read_fast(rd *r, const char *const *files, const char *const *display
             rc = silt_buf_printf(&sql, "INSERT INTO temp.main.%s %s", tident, q.data);
         if (!rc)
             rc = silt_engine_exec(r->e, sql.data);
+        rc = rc ? rc : table_rows(r, qualified.data, &now);
+        rc = rc ? rc : check_count(r, now - total);
+        total = now;
         if (tmpfile)
             unlink(tmpfile); /* large transcoded copies go as soon as they are read */
         free(tmpfile);
         silt_buf_free(&q);
         silt_buf_free(&sql);
     }
+    silt_buf_free(&qualified);
     return rc;
 }
 
@@ -2013,6 +2139,7 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
     r.id = __atomic_fetch_add(&g_read_seq, 1, __ATOMIC_RELAXED);
     silt_buf all = SILT_BUF_INIT;
     size_t staged = 0;
+    uint64_t records = 0; /* of all files, counted without DuckDB */
     int rc = silt_engine_execf(e, "DROP TABLE IF EXISTS temp.main.%s", tident);
     rc = rc ? rc : rd_setup(&r, a, read_step);
     rc = rc ? rc : make_tmpdir(&r);
@@ -2048,6 +2175,7 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
         staged = i + 1;
         silt_buf sel = SILT_BUF_INIT;
         rc = read_one(&r, files[i], stg, &sel);
+        records += r.expect;
         if (!rc) {
             if (nfiles == 1)
                 rc = silt_buf_printf(&all, "SELECT %s FROM \"%s\"%s", sel.data, stg, ordered ? "" : " ORDER BY rowid");
@@ -2068,6 +2196,14 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
                                  tident, all.data);
         if (!rc && (rc = silt_engine_exec(e, sql.data)))
             rc = silt_err_context(rc, "cannot combine the input files");
+        silt_buf_clear(&sql);
+        uint64_t got = 0;
+        rc = rc ? rc : silt_buf_printf(&sql, "temp.main.%s", tident);
+        rc = rc ? rc : table_rows(&r, sql.data, &got);
+        if (!rc && got != records)
+            rc = silt_err(SILT_EINTERNAL,
+                          "row count cross-check failed: the input files have %llu records, the table %llu rows",
+                          (unsigned long long)records, (unsigned long long)got);
         silt_buf_free(&sql);
     }
     for (size_t i = 0; i < staged; i++)
@@ -2123,5 +2259,57 @@ int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out)
         return SILT_ENOMEM;
     out->type = t;
     out->value = v;
+    return 0;
+}
+
+/* The schema fields of any ReadStep variant (false for an unknown kind). */
+static bool step_schema_slots(const odf_union *u, odf_strvec **ddl, odf_DataSchema ***schema)
+{
+    switch (u->value ? u->type : 0) {
+#define SLOTS(T)                                                                                                       \
+    do {                                                                                                               \
+        T *v = u->value;                                                                                               \
+        *ddl = &v->ddl_schema;                                                                                         \
+        *schema = &v->schema;                                                                                          \
+        return true;                                                                                                   \
+    } while (0)
+    case ODF_ReadStep_Csv: SLOTS(odf_ReadStepCsv);
+    case ODF_ReadStep_Json: SLOTS(odf_ReadStepJson);
+    case ODF_ReadStep_NdJson: SLOTS(odf_ReadStepNdJson);
+    case ODF_ReadStep_GeoJson: SLOTS(odf_ReadStepGeoJson);
+    case ODF_ReadStep_NdGeoJson: SLOTS(odf_ReadStepNdGeoJson);
+    case ODF_ReadStep_EsriShapefile: SLOTS(odf_ReadStepEsriShapefile);
+    case ODF_ReadStep_Parquet: SLOTS(odf_ReadStepParquet);
+#undef SLOTS
+    default: return false;
+    }
+}
+
+int silt_read_step_transcode(silt_arena *a, const odf_union *base, const char *format, odf_union *out)
+{
+    int rc = silt_read_step_for_format(a, format, out);
+    if (rc)
+        return rc;
+    if (base && base->value && base->type == out->type) {
+        *out = *base; /* the source's own format: every option applies */
+        return 0;
+    }
+    odf_strvec *bddl = NULL, *oddl = NULL;
+    odf_DataSchema **bsc = NULL, **osc = NULL;
+    if (!base || !step_schema_slots(base, &bddl, &bsc) || !step_schema_slots(out, &oddl, &osc))
+        return 0;
+    bool declared = *bsc || (bddl->present && bddl->n);
+    if (!declared)
+        return 0;
+    /* as declared: the structured schema wins over the legacy DDL (rd_setup) */
+    if (*bsc)
+        *osc = *bsc;
+    else
+        *oddl = *bddl;
+    if (out->type == ODF_ReadStep_Csv) {
+        odf_ReadStepCsv *c = out->value;
+        c->has_header = true, c->header = false;
+        c->has_infer_schema = false, c->infer_schema = false;
+    }
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/engine.h"
 #include "odf/odf_types.h"
@@ -40,6 +41,19 @@ int silt_read_files(silt_engine *e, const odf_union *read_step, const char *cons
  * allocated in `a` (out->value is arena-owned). SILT_EINVAL "unknown format
  * 'x'" otherwise. */
 int silt_read_step_for_format(silt_arena *a, const char *format, odf_union *out);
+
+/* The ReadStep for files of `format` ingested into a push source that reads
+ * with `base` (`silt ingest --format F`, transcoding). `format` names
+ * `base`'s own kind: `base` itself, every option kept. Another kind:
+ * silt_read_step_for_format's default carrying only `base`'s declared
+ * schema (`schema`, else the legacy `ddlSchema`, as declared), so the
+ * columns keep the declared names and types (JSON / NDJSON / Parquet
+ * columns are selected and cast by name); with a declared schema CSV is
+ * read without a header, the fields being the schema's in order. Other
+ * options (separator, encoding, date formats, subPath) belong to the
+ * source's format and are not carried. `out` may share `base`'s schema
+ * (owned by the owner of `base`); new structs are allocated in `a`. */
+int silt_read_step_transcode(silt_arena *a, const odf_union *base, const char *format, odf_union *out);
 
 /* Which implementation silt_read_files uses (per thread; for tests and
  * benchmarks). AUTO: the single-scan fast path where it applies (CSV with a
@@ -82,6 +96,48 @@ int silt_read_translate_datefmt(silt_buf *out, const char *fmt, const char *what
  * `display` names the input in errors. */
 int silt_read_shp_to_ndjson(const char *path, const char *display, const char *sub_path,
                             const char *tmpdir, const char *ndjson_path, silt_buf *columns);
+
+/* ---- record counts (read_count.c) --------------------------------------
+ *
+ * silt_read_files compares the rows of every input file with its records
+ * counted by these parsers, which share nothing with DuckDB's readers: a
+ * difference is SILT_EINTERNAL "<file>: row count cross-check failed: the
+ * reader produced R rows, the file has N records" and nothing is read. */
+
+/* Longest CSV record silt reads (bytes, line break excluded); DuckDB's line
+ * buffer is sized from the longest record of each file, up to this. */
+#define SILT_READ_CSV_MAX_RECORD ((uint64_t)256 * 1024 * 1024)
+
+/* What one pass over a CSV file found. A record is everything up to an
+ * unquoted LF, CRLF or CR (or the end of the file); a quoted value may hold
+ * line breaks, a doubled quote or an escaped quote / escape character. */
+typedef struct silt_csv_stats {
+    uint64_t records;       /* non-empty records, a header included */
+    uint64_t empty;         /* empty lines after the first non-empty record */
+    uint64_t leading_empty; /* empty lines before it */
+    uint64_t max_len;       /* bytes of the longest record, line break excluded */
+    uint64_t max_line;      /* 1-based line where that record starts (0: none) */
+} silt_csv_stats;
+
+/* Scans the CSV file at `path` with the quote / escape options of `csv`
+ * (validated, see silt_read_csv_check_options); `display` names it in
+ * errors (SILT_ENOTFOUND, SILT_EIO, SILT_ENOMEM). A leading UTF-8 BOM is
+ * skipped. The _mem form scans a buffer and cannot fail. */
+int silt_read_csv_scan(const char *path, const odf_ReadStepCsv *csv, const char *display, silt_csv_stats *out);
+int silt_read_csv_scan_mem(const void *data, size_t len, const odf_ReadStepCsv *csv, silt_csv_stats *out);
+/* The same scan through the byte-at-a-time state machine only (the others
+ * decode 64-byte blocks from bit masks): the reference, for tests and fuzzing. */
+int silt_read_csv_scan_mem_scalar(const void *data, size_t len, const odf_ReadStepCsv *csv, silt_csv_stats *out);
+
+/* Data rows a reader must produce from a scanned file: the non-empty
+ * records less the header; with one column an empty line is a row too
+ * (a NULL), except the empty lines before the header. */
+uint64_t silt_read_csv_rows(const silt_csv_stats *s, bool header, size_t ncols);
+
+/* Records of an NDJSON file: lines holding a byte other than JSON
+ * whitespace (a leading BOM skipped). */
+int silt_read_ndjson_count(const char *path, const char *display, uint64_t *out);
+int silt_read_ndjson_count_mem(const void *data, size_t len, uint64_t *out);
 
 /* Appends `v` to `out` as JSON in the style of serde_json: shortest
  * round-trip digits, integral values with ".0", non-finite as null. */

@@ -82,8 +82,8 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
         req.preprocess = &src->preprocess;
         req.merge = &src->merge;
         if (o->format) {
-            /* --format overrides the source's reader kind, keeping nothing of its options */
-            rc = silt_read_step_for_format(a, o->format, &read);
+            /* transcoding: the source's schema carries over (see read.h) */
+            rc = silt_read_step_transcode(a, &src->read, o->format, &read);
             if (!rc)
                 req.read = &read;
         }

@@ -293,8 +293,26 @@ assert_eq "$(printf '%s\n' "$OUT" | tail -n 4)" "NAME: Option<String>
 POP: Option<Int64>
 AREA: Option<Float64>
 geometry: Option<String>" "EsriShapefile: dbf types"
+# --format naming the source's own format keeps its read step (subPath too)
+run ingest shp shapes.zip --format shp --event-time 2020-01-01T00:00:00Z
+assert_eq "$RC:$OUT" "0:shp: 3 new records (offsets 3..5), watermark 2020-01-01T00:00:00Z" \
+    "--format shp keeps the source's subPath"
+expect_sql 'SELECT "offset", "NAME" FROM shp WHERE "offset" >= 3 ORDER BY "offset"' "--format shp: b/more.shp again" <<'EOF'
+offset,NAME
+3,Gamma
+4,Delta
+5,Zürich
+EOF
+add_ds shp_any <<'EOF'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: EsriShapefile
+      merge:
+        kind: Append
+EOF
 fails_like 1 "shapes.zip: the archive contains several .shp files (a/pts.shp, b/more.shp); set subPath to choose one" \
-    ingest shp shapes.zip --format shp
+    ingest shp_any shapes.zip
 
 # ---- Parquet; non-system timestamps normalized to ms UTC ------------------------
 add_ds pq <<'EOF'

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/read.h"
@@ -1034,6 +1035,378 @@ static void test_fast_vs_slow(void **state)
     assert_true(both1(ODF_ReadStep_Parquet, &q0, pq));
 }
 
+/* ------------------------------------------------- record counts (cross-check) */
+
+static silt_csv_stats scan(const char *data, const odf_ReadStepCsv *c)
+{
+    silt_csv_stats st, ref;
+    assert_int_equal(silt_read_csv_scan_mem(data, strlen(data), c, &st), 0);
+    assert_int_equal(silt_read_csv_scan_mem_scalar(data, strlen(data), c, &ref), 0);
+    assert_memory_equal(&st, &ref, sizeof st);
+    return st;
+}
+
+/* The 64-byte block decoder against the byte-at-a-time state machine on
+ * random text made of the special characters, for every dialect. */
+static void test_csv_count_blocks(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv dialects[5] = {[1].escape = "\"", [2].escape = "", [3].quote = "", [4].quote = "'", [4].escape = "'"};
+    static const char alpha[] = "a,\"\\\r\n'a";
+    uint64_t x = 88172645463325252ULL;
+    char *buf = malloc(5000);
+    assert_non_null(buf);
+    for (int round = 0; round < 3000; round++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t len = (size_t)(x % 4000);
+        unsigned bias = (unsigned)(x >> 40) % 4; /* 0: mostly 'a' (long plain runs) */
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[i] = (bias == 0 && x % 8) ? 'a' : alpha[x % (sizeof alpha - 1)];
+        }
+        if (round % 7 == 0 && len >= 3)
+            memcpy(buf, "\xEF\xBB\xBF", 3);
+        odf_ReadStepCsv *d = &dialects[round % 5];
+        silt_csv_stats a, b;
+        assert_int_equal(silt_read_csv_scan_mem(buf, len, d, &a), 0);
+        assert_int_equal(silt_read_csv_scan_mem_scalar(buf, len, d, &b), 0);
+        if (memcmp(&a, &b, sizeof a))
+            fprintf(stderr, "round %d: blocks %llu/%llu/%llu/%llu/%llu, scalar %llu/%llu/%llu/%llu/%llu\n", round,
+                    (unsigned long long)a.records, (unsigned long long)a.empty, (unsigned long long)a.leading_empty,
+                    (unsigned long long)a.max_len, (unsigned long long)a.max_line, (unsigned long long)b.records,
+                    (unsigned long long)b.empty, (unsigned long long)b.leading_empty, (unsigned long long)b.max_len,
+                    (unsigned long long)b.max_line);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
+    free(buf);
+}
+
+#define ASSERT_STATS(st, rec, emp, lead, mlen, mline)                                                                  \
+    do {                                                                                                               \
+        assert_int_equal((st).records, rec);                                                                           \
+        assert_int_equal((st).empty, emp);                                                                             \
+        assert_int_equal((st).leading_empty, lead);                                                                    \
+        assert_int_equal((st).max_len, mlen);                                                                          \
+        assert_int_equal((st).max_line, mline);                                                                        \
+    } while (0)
+
+static void test_csv_count(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv d = {0};
+    silt_csv_stats st = scan("", &d);
+    ASSERT_STATS(st, 0, 0, 0, 0, 0);
+    assert_int_equal(silt_read_csv_rows(&st, true, 2), 0);
+    st = scan("a,b\n1,2\n", &d);
+    ASSERT_STATS(st, 2, 0, 0, 3, 1);
+    assert_int_equal(silt_read_csv_rows(&st, true, 2), 1);
+    assert_int_equal(silt_read_csv_rows(&st, false, 2), 2);
+    /* no line break after the last record; only a header */
+    st = scan("a,b\n1,2\n3,45", &d);
+    ASSERT_STATS(st, 3, 0, 0, 4, 3);
+    st = scan("a,b", &d);
+    assert_int_equal(silt_read_csv_rows(&st, true, 2), 0);
+    /* CRLF and CR line breaks: one record each, an empty line in between */
+    st = scan("a,b\r\n1,2\r\n\r\n3,4", &d);
+    ASSERT_STATS(st, 3, 1, 0, 3, 1);
+    st = scan("a\r1\r\r22\r", &d);
+    ASSERT_STATS(st, 3, 1, 0, 2, 4);
+    assert_int_equal(silt_read_csv_rows(&st, true, 1), 3); /* 1, NULL, 22 */
+    /* line breaks inside quotes are data; the line count goes on */
+    st = scan("a,b\n\"x\ny\",1\n\"p\r\nqq\",2\nz,3\n", &d);
+    ASSERT_STATS(st, 4, 0, 0, 9, 4);
+    /* a doubled quote and an escaped quote keep the value quoted */
+    st = scan("a\n\"x\"\"\ny\"\n\"pp\\\"\nq\"\n", &d);
+    ASSERT_STATS(st, 3, 0, 0, 8, 4);
+    /* without an escape character \" ends the value: the next line break counts */
+    odf_ReadStepCsv noesc = {.escape = ""};
+    st = scan("a\n\"p\\\"\nq\"\n", &noesc);
+    ASSERT_STATS(st, 3, 0, 0, 4, 2);
+    /* escape = quote: "" is the escaped quote */
+    odf_ReadStepCsv qq = {.escape = "\""};
+    st = scan("a\n\"x\"\"\ny\"\n", &qq);
+    ASSERT_STATS(st, 2, 0, 0, 7, 2);
+    /* an escaped escape before the closing quote */
+    st = scan("a\n\"x\\\\\"\nb\n", &d);
+    ASSERT_STATS(st, 3, 0, 0, 5, 2);
+    /* quoting off, or another quote character */
+    odf_ReadStepCsv noq = {.quote = ""};
+    st = scan("a\n\"x\ny\"\n", &noq);
+    ASSERT_STATS(st, 3, 0, 0, 2, 2);
+    odf_ReadStepCsv sq = {.quote = "'"};
+    st = scan("a\n'x\ny'\n\"z\n", &sq);
+    ASSERT_STATS(st, 3, 0, 0, 5, 2);
+    /* an unterminated quote runs to the end of the file */
+    st = scan("a\n\"x\ny\n", &d);
+    ASSERT_STATS(st, 2, 0, 0, 5, 2);
+    /* empty lines: before the header (skipped), between and after records;
+     * with one column they are NULL rows */
+    st = scan("\n\r\na,b\n\n1,2\n\n", &d);
+    ASSERT_STATS(st, 2, 2, 2, 3, 3);
+    assert_int_equal(silt_read_csv_rows(&st, true, 2), 1);
+    assert_int_equal(silt_read_csv_rows(&st, true, 1), 3);
+    assert_int_equal(silt_read_csv_rows(&st, false, 2), 2);
+    assert_int_equal(silt_read_csv_rows(&st, false, 1), 6);
+    /* a BOM is not data; whitespace is */
+    st = scan("\xEF\xBB\xBF\na\n \n", &d);
+    ASSERT_STATS(st, 2, 0, 1, 1, 2);
+
+    /* the file scanner agrees across its 1 MiB read chunks: a CRLF, a
+     * doubled quote and an escape split by the chunk boundary */
+    size_t big = (1u << 20) * 3 + 100;
+    char *buf = malloc(big + 1);
+    assert_non_null(buf);
+    memset(buf, 'x', big);
+    memcpy(buf, "a,b\n", 4);
+    size_t cut[] = {(1u << 20) - 1, 2 * (1u << 20) - 1, 3 * (1u << 20) - 1};
+    memcpy(buf + cut[0], "\r\n", 2);
+    memcpy(buf + cut[1] - 2, ",\"\"\"\n", 5); /* open, then "" split by the boundary, a quoted LF */
+    memcpy(buf + cut[2], "\\\"\"\n", 4);     /* escape | quote across the boundary, close, LF */
+    buf[big - 1] = '\n';
+    buf[big] = '\0';
+    silt_csv_stats sm, sf;
+    assert_int_equal(silt_read_csv_scan_mem(buf, big, &d, &sm), 0);
+    const char *p = TP("chunks.csv");
+    assert_int_equal(tu_write_file(p, buf, big), 0);
+    assert_int_equal(silt_read_csv_scan(p, &d, "chunks.csv", &sf), 0);
+    assert_memory_equal(&sm, &sf, sizeof sm);
+    ASSERT_STATS(sm, 4, 0, 0, cut[2] + 3 - cut[0] - 2, 3);
+    free(buf);
+    assert_int_equal(silt_read_csv_scan(TP("nope.csv"), &d, "nope.csv", &sf), SILT_ENOTFOUND);
+    assert_string_equal(silt_error_last(), "nope.csv: No such file or directory");
+}
+
+static void test_ndjson_count(void **state)
+{
+    (void)state;
+    uint64_t n = 99;
+    assert_int_equal(silt_read_ndjson_count_mem("", 0, &n), 0);
+    assert_int_equal(n, 0);
+    const char *t = "\xEF\xBB\xBF{\"a\":1}\n\n  \t \n{}\r\n\r\n{\"a\":2}";
+    assert_int_equal(silt_read_ndjson_count_mem(t, strlen(t), &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(silt_read_ndjson_count(W("c.ndjson", t, 0), "c.ndjson", &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(silt_read_ndjson_count_mem(" \n\t", 3, &n), 0);
+    assert_int_equal(n, 0);
+}
+
+/* The header is the first record: empty lines before it are skipped (DuckDB
+ * would take the first physical line), whether a schema names the columns
+ * or the header does, and line numbers stay physical. */
+static void test_csv_leading_empty_lines(void **state)
+{
+    (void)state;
+    odf_ReadStepCsv h = {.has_header = true, .header = true};
+    const char *p = W("lead.csv", "\n\na,b\n1,2\n\n3,4\n", 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h, p, "t"), 0);
+    assert_string_equal(types("t"), "a VARCHAR, b VARCHAR");
+    assert_string_equal(dump("t"), "1|2\n3|4\n");
+    const char *sc[] = {"a BIGINT", "b BIGINT"};
+    odf_ReadStepCsv hs = {.has_header = true, .header = true, .ddl_schema = ddl(2, sc)};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &hs, p, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(dump("t"), "1|2\n3|4\n");
+    read_fails(ODF_ReadStep_Csv, &hs, W("lead2.csv", "\n\na,b\n1,2\nx,4\n", 0), "lead2.csv", SILT_EINVAL,
+               "lead2.csv: row 2 (line 5), column 'a': cannot convert 'x' to BIGINT");
+    /* one column: the empty lines after the header are NULL rows */
+    const char *sc1[] = {"a BIGINT"};
+    odf_ReadStepCsv h1 = {.has_header = true, .header = true, .ddl_schema = ddl(1, sc1)};
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h1, W("lead1.csv", "\n\na\n1\n\n2\n", 0), "t"), 0);
+    assert_string_equal(dump("t"), "1\nNULL\n2\n");
+    silt_read_set_mode(SILT_READ_SLOW);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &h1, TP("lead1.csv"), "t"), 0);
+    assert_string_equal(dump("t"), "1\nNULL\n2\n");
+    read_fails(ODF_ReadStep_Csv, &h1, W("lead3.csv", "\n\na\n1\n\nx\n", 0), "lead3.csv", SILT_EINVAL,
+               "lead3.csv: row 3 (line 6), column 'a': cannot convert 'x' to BIGINT");
+    silt_read_set_mode(SILT_READ_AUTO);
+}
+
+/* Writes "id,name\n1,a\n2,<len x 'x'>\n3,c\n" after `pad` rows "p<i>,<pad>"
+ * (so the long line starts further into the file). */
+static const char *long_line_csv(const char *name, size_t len, size_t pad)
+{
+    const char *p = TP(name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fputs("id,name\n1,a\n", f);
+    for (size_t i = 0; i < pad; i++)
+        fprintf(f, "%zu,padding-padding\n", 100 + i);
+    fputs("2,", f);
+    char blk[65536];
+    memset(blk, 'x', sizeof blk);
+    for (size_t left = len; left;) {
+        size_t n = left < sizeof blk ? left : sizeof blk;
+        assert_int_equal(fwrite(blk, 1, n, f), n);
+        left -= n;
+    }
+    fputs("\n3,c\n", f);
+    assert_int_equal(fclose(f), 0);
+    return p;
+}
+
+static void expect_long_rows(size_t len, size_t pad)
+{
+    char q[200];
+    uint64_t n = 0;
+    assert_int_equal(silt_engine_query_u64(E, &n, "SELECT count(*) FROM t"), 0);
+    assert_int_equal(n, 3 + pad);
+    snprintf(q, sizeof q, "SELECT length(name) FROM t WHERE id::VARCHAR = '2'");
+    assert_int_equal(silt_engine_query_u64(E, &n, q), 0);
+    assert_int_equal(n, len);
+    char *s = NULL;
+    assert_int_equal(silt_engine_query_text(E, &s, "SELECT string_agg(id::VARCHAR || ':' || CASE WHEN id::VARCHAR = '2' "
+                                                   "THEN 'long' ELSE name END, ',' ORDER BY rowid) FROM t "
+                                                   "WHERE id::VARCHAR IN ('1', '2', '3')"), 0);
+    assert_string_equal(s, "1:a,2:long,3:c");
+    free(s);
+}
+
+/* Lines longer than DuckDB's default max_line_size (2,000,000 bytes) are read
+ * whole, wherever they lie; DuckDB 1.4 with store_rejects drops a line that
+ * spans a whole buffer (>= 32,000,000 bytes), or a long one crossing a buffer
+ * boundary, without a rejects entry. */
+static void test_csv_long_lines(void **state)
+{
+    (void)state;
+    const char *sc[] = {"id BIGINT", "name STRING"};
+    odf_ReadStepCsv c = {.has_header = true, .header = true, .ddl_schema = ddl(2, sc)};
+    odf_ReadStepCsv v = {.has_header = true, .header = true};
+    const char *p33 = long_line_csv("l33.csv", 33000000, 0);
+    /* the upstream behaviour this works around */
+    uint64_t n = 0;
+    char q[512];
+    snprintf(q, sizeof q, "SELECT count(*) FROM read_csv('%s', auto_detect=false, header=true, strict_mode=true, "
+                          "columns={'id': 'VARCHAR', 'name': 'VARCHAR'}, store_rejects=true)", p33);
+    assert_int_equal(silt_engine_query_u64(E, &n, q), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(silt_engine_query_u64(E, &n, "SELECT count(*) FROM reject_errors"), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(silt_engine_exec(E, "DROP TABLE reject_errors; DROP TABLE reject_scans"), 0);
+
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p33, "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    expect_long_rows(33000000, 0);
+    silt_read_set_mode(SILT_READ_SLOW);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &c, p33, "t"), 0);
+    expect_long_rows(33000000, 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &v, p33, "t"), 0);
+    expect_long_rows(33000000, 0);
+    silt_read_set_mode(SILT_READ_AUTO);
+    unlink(p33);
+    /* 2 MB and 31 MB lines (a clean DuckDB error before), and a 10 MB line
+     * starting 23 MB into the file, across DuckDB's first buffer boundary */
+    static const struct { size_t len, pad; } cases[] = {{2000001, 0}, {31000000, 0}, {10000000, 1400000}};
+    for (size_t i = 0; i < 3; i++) {
+        const char *p = long_line_csv("l.csv", cases[i].len, cases[i].pad);
+        assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+        expect_long_rows(cases[i].len, cases[i].pad);
+        silt_read_set_mode(SILT_READ_SLOW);
+        assert_int_equal(read1(ODF_ReadStep_Csv, &c, p, "t"), 0);
+        expect_long_rows(cases[i].len, cases[i].pad);
+        silt_read_set_mode(SILT_READ_AUTO);
+        unlink(p);
+    }
+    /* past the limit: an error naming the line, before DuckDB reads it (a
+     * sparse file: the record is NUL bytes) */
+    const char *ph = TP("huge.csv");
+    FILE *f = fopen(ph, "wb");
+    assert_non_null(f);
+    fputs("id,name\n1,a\n2,", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(truncate(ph, 12 + (off_t)SILT_READ_CSV_MAX_RECORD + 1), 0);
+    f = fopen(ph, "ab");
+    assert_non_null(f);
+    fputs("\n3,c\n", f);
+    assert_int_equal(fclose(f), 0);
+    read_fails(ODF_ReadStep_Csv, &c, ph, "huge.csv", SILT_EINVAL,
+               "huge.csv: line 3: a record of 268435457 bytes is longer than the limit of 268435456 bytes");
+    unlink(ph);
+}
+
+/* The rows the reader produced must be the records of the file: a Parquet
+ * footer claiming 5 rows over row groups holding 3 is refused. */
+static void test_row_count_crosscheck(void **state)
+{
+    (void)state;
+    const char *p = TP("tamper.parquet");
+    assert_int_equal(silt_engine_execf(E, "COPY (SELECT * FROM (VALUES (1, 'x'), (2, 'y'), (3, 'z')) v(id, s)) "
+                                          "TO '%s' (FORMAT parquet)", p), 0);
+    size_t len = 0;
+    unsigned char *b = (unsigned char *)tu_read_file(p, &len);
+    assert_non_null(b);
+    uint32_t flen = (uint32_t)b[len - 8] | (uint32_t)b[len - 7] << 8 | (uint32_t)b[len - 6] << 16 |
+                    (uint32_t)b[len - 5] << 24;
+    /* FileMetaData.num_rows: field 3 (i64, header 0x16) right after the
+     * schema list's last STOP byte; zigzag(3) = 6 becomes zigzag(5) = 10 */
+    size_t start = len - 8 - flen, hits = 0, at = 0;
+    for (size_t i = start; i + 2 < len - 8; i++)
+        if (b[i] == 0x00 && b[i + 1] == 0x16 && b[i + 2] == 0x06)
+            hits++, at = i + 2;
+    assert_int_equal(hits, 1);
+    b[at] = 0x0a;
+    assert_int_equal(tu_write_file(p, b, len), 0);
+    free(b);
+    uint64_t n = 0;
+    char q[300];
+    snprintf(q, sizeof q, "SELECT count(*) FROM (SELECT * FROM read_parquet('%s'))", p);
+    assert_int_equal(silt_engine_query_u64(E, &n, q), 0);
+    assert_int_equal(n, 3);
+    odf_ReadStepParquet pq = {0};
+    read_fails(ODF_ReadStep_Parquet, &pq, p, "tamper.parquet", SILT_EINTERNAL,
+               "tamper.parquet: row count cross-check failed: the reader produced 3 rows, the file has 5 records");
+    silt_read_set_mode(SILT_READ_SLOW);
+    read_fails(ODF_ReadStep_Parquet, &pq, p, "tamper.parquet", SILT_EINTERNAL,
+               "tamper.parquet: row count cross-check failed: the reader produced 3 rows, the file has 5 records");
+    silt_read_set_mode(SILT_READ_AUTO);
+}
+
+/* --format F into a source reading another format keeps the declared schema
+ * (CSV then without a header); the source's own format keeps everything. */
+static void test_read_step_transcode(void **state)
+{
+    (void)state;
+    const char *sc[] = {"city STRING", "population BIGINT"};
+    odf_ReadStepNdJson nd = {.ddl_schema = ddl(2, sc), .date_format = "yyyy-MM-dd"};
+    odf_union base = step(ODF_ReadStep_NdJson, &nd), out;
+    assert_int_equal(silt_read_step_transcode(A, &base, "csv", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_Csv);
+    const odf_ReadStepCsv *c = out.value;
+    assert_true(c->has_header && !c->header && !c->infer_schema);
+    assert_true(c->ddl_schema.present && c->ddl_schema.n == 2 && c->ddl_schema.items == nd.ddl_schema.items);
+    assert_null(c->schema);
+    assert_null(c->date_format); /* options of the source's format stay there */
+    assert_int_equal(read1(out.type, out.value, W("tc.csv", "Berlin,3645000\nParis,2161000\n", 0), "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population BIGINT");
+    assert_string_equal(dump("t"), "Berlin|3645000\nParis|2161000\n");
+    /* the source's own format: the very same step */
+    assert_int_equal(silt_read_step_transcode(A, &base, "ndjson", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_NdJson);
+    assert_ptr_equal(out.value, &nd);
+    /* a structured schema is shared as is; JSON columns are matched by name */
+    odf_DataSchema *ds = NULL;
+    assert_int_equal(silt_schema_from_ddl(A, &nd.ddl_schema, &ds), 0);
+    odf_ReadStepCsv cs = {.has_header = true, .header = true, .separator = ";", .schema = ds};
+    odf_union cbase = step(ODF_ReadStep_Csv, &cs);
+    assert_int_equal(silt_read_step_transcode(A, &cbase, "ndjson", &out), 0);
+    assert_int_equal(out.type, ODF_ReadStep_NdJson);
+    assert_ptr_equal(((const odf_ReadStepNdJson *)out.value)->schema, ds);
+    assert_int_equal(read1(out.type, out.value,
+                           W("tc.ndjson", "{\"population\": \"7\", \"x\": 1, \"city\": \"Bonn\"}\n", 0), "t"), 0);
+    assert_string_equal(types("t"), "city VARCHAR, population BIGINT");
+    assert_string_equal(dump("t"), "Bonn|7\n");
+    assert_int_equal(silt_read_step_transcode(A, &cbase, "parquet", &out), 0);
+    assert_ptr_equal(((const odf_ReadStepParquet *)out.value)->schema, ds);
+    /* no declared schema: the format's default (CSV: header, inferSchema) */
+    odf_ReadStepJson j = {.sub_path = "rows"};
+    odf_union jbase = step(ODF_ReadStep_Json, &j);
+    assert_int_equal(silt_read_step_transcode(A, &jbase, "csv", &out), 0);
+    c = out.value;
+    assert_true(c->header && c->infer_schema && !c->schema && !c->ddl_schema.present);
+    assert_int_equal(silt_read_step_transcode(A, &jbase, "xml", &out), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "unknown format 'xml'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1045,7 +1418,11 @@ int main(void)
         cmocka_unit_test(test_json_number),    cmocka_unit_test(test_parquet),
         cmocka_unit_test(test_shapefile),      cmocka_unit_test(test_multi_file),
         cmocka_unit_test(test_formats),        cmocka_unit_test(test_fast_path_used),
-        cmocka_unit_test(test_fast_vs_slow),
+        cmocka_unit_test(test_fast_vs_slow),   cmocka_unit_test(test_csv_count),
+        cmocka_unit_test(test_csv_count_blocks),
+        cmocka_unit_test(test_ndjson_count),   cmocka_unit_test(test_csv_leading_empty_lines),
+        cmocka_unit_test(test_csv_long_lines), cmocka_unit_test(test_row_count_crosscheck),
+        cmocka_unit_test(test_read_step_transcode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
