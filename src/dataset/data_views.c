@@ -25,17 +25,6 @@
 #include "util/error.h"
 #include "util/fsutil.h"
 
-/* "name" or "name@branch" (static per-thread buffer, for messages). */
-static const char *label(const silt_dataset *ds)
-{
-    static _Thread_local char buf[256];
-    if (strcmp(ds->branch, "master") == 0)
-        snprintf(buf, sizeof buf, "%s", ds->name);
-    else
-        snprintf(buf, sizeof buf, "%s@%s", ds->name, ds->branch);
-    return buf;
-}
-
 /* ---- slices ------------------------------------------------------------------ */
 
 void silt_slice_list_free(silt_slice_list *l)
@@ -73,14 +62,14 @@ int silt_ds_slices(silt_dataset *ds, const uint8_t *upto, uint64_t max_records, 
     while (has && rc == 0) {
         if (remaining-- == 0) {
             rc = silt_err(SILT_ECORRUPT, "dataset '%s': chain is longer than its head sequence number",
-                          label(ds));
+                          silt_ds_label(ds));
             break;
         }
         if (!collecting && memcmp(cur, upto, SILT_MH_LEN) == 0)
             collecting = true;
         silt_arena *a = silt_arena_new();
         if (!a) {
-            rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));
+            rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", silt_ds_label(ds));
             break;
         }
         odf_MetadataBlock *blk = NULL;
@@ -89,16 +78,16 @@ int silt_ds_slices(silt_dataset *ds, const uint8_t *upto, uint64_t max_records, 
         if (sl && sl->offset_interval) {
             if (sl->physical_hash.len != SILT_MH_LEN) {
                 rc = silt_err(SILT_ECORRUPT, "dataset '%s': block %llu: bad newData.physicalHash",
-                              label(ds), (unsigned long long)blk->sequence_number);
+                              silt_ds_label(ds), (unsigned long long)blk->sequence_number);
             } else {
                 char *path = silt_store_object_path(ds->store, "data", sl->physical_hash.data);
                 if (!path) {
-                    rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));
+                    rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", silt_ds_label(ds));
                 } else if (!silt_fs_exists(path)) {
                     char text[SILT_MH_TEXT_LEN + 1];
                     silt_multihash_to_text(sl->physical_hash.data, SILT_MH_LEN, text);
                     rc = silt_err(SILT_ECORRUPT, "dataset '%s': block %llu: data slice %s is missing",
-                                  label(ds), (unsigned long long)blk->sequence_number, text);
+                                  silt_ds_label(ds), (unsigned long long)blk->sequence_number, text);
                     free(path);
                 } else {
                     if (out->n == cap) {
@@ -106,7 +95,7 @@ int silt_ds_slices(silt_dataset *ds, const uint8_t *upto, uint64_t max_records, 
                         char **nf = realloc(out->files, nc * sizeof *nf);
                         if (!nf) {
                             free(path);
-                            rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));
+                            rc = silt_err(SILT_ENOMEM, "dataset '%s': out of memory", silt_ds_label(ds));
                         } else {
                             out->files = nf;
                             cap = nc;
@@ -138,7 +127,7 @@ int silt_ds_slices(silt_dataset *ds, const uint8_t *upto, uint64_t max_records, 
     if (rc == 0 && !collecting) {
         char text[SILT_MH_TEXT_LEN + 1];
         silt_multihash_to_text(upto, SILT_MH_LEN, text);
-        rc = silt_err(SILT_ENOTFOUND, "block %s is not in the chain of dataset '%s'", text, label(ds));
+        rc = silt_err(SILT_ENOTFOUND, "block %s is not in the chain of dataset '%s'", text, silt_ds_label(ds));
     }
     if (rc < 0) {
         silt_slice_list_free(out);
@@ -168,7 +157,7 @@ int silt_ds_vocab(silt_dataset *ds, silt_arena *a, silt_vocab_names *out)
     if (rc < 0)
         return rc;
     if (blk->event.type != ODF_MetadataEvent_SetVocab)
-        return silt_err(SILT_ECORRUPT, "dataset '%s': vocabulary block is not a SetVocab", label(ds));
+        return silt_err(SILT_ECORRUPT, "dataset '%s': vocabulary block is not a SetVocab", silt_ds_label(ds));
     const odf_SetVocab *v = blk->event.value;
     if (v->offset_column)
         out->offset = v->offset_column;
@@ -192,13 +181,13 @@ int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out)
     if (rc < 0)
         return rc;
     if (blk->event.type != ODF_MetadataEvent_SetDataSchema)
-        return silt_err(SILT_ECORRUPT, "dataset '%s': schema block is not a SetDataSchema", label(ds));
+        return silt_err(SILT_ECORRUPT, "dataset '%s': schema block is not a SetDataSchema", silt_ds_label(ds));
     const odf_SetDataSchema *s = blk->event.value;
     if (!s->schema)
         return silt_err(SILT_EUNSUPPORTED,
                         "dataset '%s': the schema is only given as a raw Arrow schema (legacy), "
                         "which silt cannot read",
-                        label(ds));
+                        silt_ds_label(ds));
     *out = s->schema;
     return 0;
 }
@@ -210,7 +199,7 @@ int silt_ds_create_view(silt_engine *e, silt_dataset *ds, const char *view, cons
 {
     silt_arena *a = silt_arena_new();
     if (!a)
-        return silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));
+        return silt_err(SILT_ENOMEM, "dataset '%s': out of memory", silt_ds_label(ds));
     silt_vocab_names vocab;
     silt_slice_list sl;
     memset(&sl, 0, sizeof sl);
@@ -223,12 +212,12 @@ int silt_ds_create_view(silt_engine *e, silt_dataset *ds, const char *view, cons
         odf_DataSchema *schema = NULL;
         rc = silt_ds_schema(ds, a, &schema);
         if (rc == 0 && !schema)
-            rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no data", label(ds));
+            rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no data", silt_ds_label(ds));
         silt_buf cols = SILT_BUF_INIT;
         if (rc == 0)
             rc = silt_schema_to_duckdb_columns(&cols, schema);
         if (rc < 0 && rc != SILT_ENOTFOUND)
-            rc = silt_err_context(rc, "dataset '%s'", label(ds));
+            rc = silt_err_context(rc, "dataset '%s'", silt_ds_label(ds));
         if (rc == 0)
             rc = silt_query_create_empty_view(e, view, cols.data);
         silt_buf_free(&cols);
@@ -236,7 +225,7 @@ int silt_ds_create_view(silt_engine *e, silt_dataset *ds, const char *view, cons
     if (rc == 0 && current) {
         char *cv = silt_arena_printf(a, "%s:current", view);
         rc = cv ? silt_query_create_current_view(e, cv, view, &vocab)
-                : silt_err(SILT_ENOMEM, "dataset '%s': out of memory", label(ds));
+                : silt_err(SILT_ENOMEM, "dataset '%s': out of memory", silt_ds_label(ds));
     }
     silt_slice_list_free(&sl);
     silt_arena_free(a);
@@ -301,7 +290,7 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
     char *tmpdir = NULL;
     if (rc == 0)
         rc = silt_ws_engine_open(ds->ws, &e, &tmpdir);
-    const char *view = label(ds);
+    const char *view = silt_ds_label(ds);
     char *qv = NULL;
     if (rc == 0) {
         view = silt_arena_strdup(a, view);
@@ -350,7 +339,7 @@ int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt
     odf_DataSchema *s = NULL;
     int rc = silt_ds_schema(ds, a, &s);
     if (rc == 0 && !s)
-        rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no schema", label(ds));
+        rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no schema", silt_ds_label(ds));
     silt_buf b = SILT_BUF_INIT;
     if (rc == 0 && fmt == SILT_SCHEMA_YAML) {
         rc = odf_yaml_emit(&b, &odf_desc_DataSchema, s, 0);

@@ -69,8 +69,7 @@ void silt_dataset_free(silt_dataset *ds)
     free(ds);
 }
 
-/* "name" or "name@branch" of ds (static buffer per thread, for messages). */
-static const char *ds_label(const silt_dataset *ds)
+const char *silt_ds_label(const silt_dataset *ds)
 {
     static _Thread_local char buf[256];
     if (strcmp(ds->branch, "master") == 0)
@@ -258,7 +257,7 @@ int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n
         silt_multihash_to_text(mh, SILT_MH_LEN, text);
         rc = silt_store_ref_cas(ds->store, ds->ref, was_empty ? NULL : old_head, text);
         if (rc == SILT_ECONFLICT)
-            rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", ds_label(ds));
+            rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", silt_ds_label(ds));
     }
     if (rc < 0) {
         if (applied) {
@@ -266,7 +265,7 @@ int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n
             if (rc2 < 0)
                 return rc2;
         }
-        return silt_err_context(rc, "dataset '%s'", ds_label(ds));
+        return silt_err_context(rc, "dataset '%s'", silt_ds_label(ds));
     }
     silt_ds_refresh_info(ds);
     if (silt_ds_summary_save(ds) < 0)

@@ -82,6 +82,9 @@ int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, co
 /* Same, without bringing the state up to the ref (for verification of a
  * chain that may not be readable): ds->st is empty. */
 int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch);
+/* "name" or "name@branch" of ds, for messages (per-thread static buffer,
+ * valid until the next call on the thread). */
+const char *silt_ds_label(const silt_dataset *ds);
 /* Appends one event as a new block on ds->ref (validates, writes the block,
  * CAS the ref, updates the summary). `hash_out` (may be NULL) receives the
  * new block hash. */

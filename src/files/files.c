@@ -141,17 +141,6 @@ int silt_files_path_normalize(char **out, const char *path)
     return *out ? 0 : silt_err(SILT_ENOMEM, "out of memory");
 }
 
-/* "name" or "name@branch" for messages (thread-local buffer). */
-static const char *label(const silt_dataset *ds)
-{
-    static _Thread_local char buf[256];
-    if (strcmp(ds->branch, "master") == 0)
-        snprintf(buf, sizeof buf, "%s", ds->name);
-    else
-        snprintf(buf, sizeof buf, "%s@%s", ds->name, ds->branch);
-    return buf;
-}
-
 /* ---- schema / archetype ------------------------------------------------------ */
 
 static const char *const SCHEMA_SQL =
@@ -531,7 +520,7 @@ static int build_view_at(silt_dataset *ds, silt_engine *e, const uint8_t *at, co
     if (!rc)
         rc = silt_engine_exec(e, sql.data);
     if (rc)
-        silt_err_context(rc, "view of %s", label(ds));
+        silt_err_context(rc, "view of %s", silt_ds_label(ds));
     if (stats) {
         stats->replay_slices = nslices;
         stats->replay_rows = nrows;
@@ -822,7 +811,7 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
     const silt_file_entry *fe = rc ? NULL : silt_view_find(v, norm);
     if (!rc && !fe)
         rc = silt_err(SILT_ENOTFOUND, "file '%s' is not in the %s view of %s", norm, at ? "requested" : "latest",
-                      label(ds));
+                      silt_ds_label(ds));
     char *obj = fe ? silt_view_object_path(ds, fe) : NULL;
     if (fe && !obj)
         rc = silt_err(SILT_ENOMEM, "out of memory");
@@ -976,13 +965,13 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
             rc = silt_err(SILT_EEXISTS,
                           "APPEND transaction %s would overwrite '%s', which is already in the view of %s "
                           "(use an UPDATE transaction)",
-                          rid, txt, label(ds));
+                          rid, txt, silt_ds_label(ds));
     }
     if (!rc && type == SILT_TXN_DELETE) {
         rc = first_text(e, &txt, "SELECT min(path) FROM __silt_staged WHERE path NOT IN (SELECT path FROM __silt_cur)");
         if (!rc && txt)
             rc = silt_err(SILT_ENOTFOUND, "DELETE transaction %s: '%s' is not in the view of %s", rid, txt,
-                          label(ds));
+                          silt_ds_label(ds));
     }
     /* commit time: ms, never before the last block, strictly after the watermark */
     silt_time now = silt_time_now();

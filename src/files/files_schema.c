@@ -37,16 +37,6 @@
 #include "util/fsutil.h"
 #include "util/timeutil.h"
 
-static const char *label(const silt_dataset *ds)
-{
-    static _Thread_local char buf[256];
-    if (strcmp(ds->branch, "master") == 0)
-        snprintf(buf, sizeof buf, "%s", ds->name);
-    else
-        snprintf(buf, sizeof buf, "%s@%s", ds->name, ds->branch);
-    return buf;
-}
-
 /* ---- YAML/JSON file -> jansson ------------------------------------------------ */
 
 static json_t *node_to_json(yaml_document_t *d, yaml_node_t *n, int depth)
@@ -305,7 +295,7 @@ int silt_files_schema_set(silt_dataset *ds, const char *path)
         rc = 0;
     }
     if (rc && appending && rc != SILT_ENOMEM)
-        rc = silt_err_context(rc, "schema set %s", label(ds));
+        rc = silt_err_context(rc, "schema set %s", silt_ds_label(ds));
     if (fd >= 0)
         silt_txn_unlock_branch(fd);
     silt_arena_free(a);
@@ -351,7 +341,7 @@ int silt_files_schema_at(silt_dataset *ds, const uint8_t *at, json_t **out)
 
 static int no_schema(const silt_dataset *ds)
 {
-    return silt_err(SILT_ENOTFOUND, "dataset '%s' has no tabular schema", label(ds));
+    return silt_err(SILT_ENOTFOUND, "dataset '%s' has no tabular schema", silt_ds_label(ds));
 }
 
 int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_schema_format fmt)
@@ -521,7 +511,7 @@ int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *vie
     if (!rc)
         rc = silt_files_schema_at(ds, upto, &attr);
     if (!rc && !attr)
-        rc = silt_err(SILT_EINVAL, "dataset '%s' has no tabular schema", label(ds));
+        rc = silt_err(SILT_EINVAL, "dataset '%s' has no tabular schema", silt_ds_label(ds));
     silt_arena *a = rc ? NULL : silt_arena_new();
     odf_DataSchema *s = NULL;
     if (!rc && !a)
@@ -549,7 +539,7 @@ int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *vie
         int pg = silt_files_purged(rid_p, ds, fe->content_hash);
         if (pg == 1) {
             rc = silt_err(SILT_ENOTFOUND, "dataset '%s': file '%s' was purged by retention (transaction %s)",
-                          label(ds), fe->path, rid_p);
+                          silt_ds_label(ds), fe->path, rid_p);
             break;
         }
         char *p = silt_view_object_path(ds, fe);
@@ -568,7 +558,7 @@ int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *vie
             char msg[768];
             snprintf(msg, sizeof msg, "%s", silt_error_last()); /* silt_err writes the same buffer */
             rc = silt_err(SILT_EINVAL, "dataset '%s': file '%s' does not conform to the schema (format %s): %s",
-                          label(ds), fe->path, fmt ? fmt : "parquet", msg);
+                          silt_ds_label(ds), fe->path, fmt ? fmt : "parquet", msg);
         }
         if (!rc)
             rc = silt_buf_printf(&all, "%sSELECT * FROM \"__silt_ff_%zu\"", k ? " UNION ALL " : "", k);

@@ -26,16 +26,6 @@
 #include "util/fsutil.h"
 #include "util/timeutil.h"
 
-static const char *label(const silt_dataset *ds)
-{
-    static _Thread_local char buf[256];
-    if (strcmp(ds->branch, "master") == 0)
-        snprintf(buf, sizeof buf, "%s", ds->name);
-    else
-        snprintf(buf, sizeof buf, "%s@%s", ds->name, ds->branch);
-    return buf;
-}
-
 int silt_retention_lock(silt_dataset *ds) { return silt_ds_info_lock(ds, "retention.lock"); }
 
 void silt_retention_unlock(int fd) { silt_fs_unlock(fd); }
@@ -274,9 +264,9 @@ int silt_retention_unmark(silt_dataset *ds, const char *rid)
     if (!rc && rid && count == 0) {
         if (json_object_get(ptx, rid))
             rc = silt_err(SILT_EINVAL, "transaction %s of %s was already swept by gc (purged by retention)", rid,
-                          label(ds));
+                          silt_ds_label(ds));
         else
-            rc = silt_err(SILT_ENOTFOUND, "transaction %s is not marked in %s", rid, label(ds));
+            rc = silt_err(SILT_ENOTFOUND, "transaction %s is not marked in %s", rid, silt_ds_label(ds));
     }
     if (!rc && count)
         rc = silt_ds_info_save(ds, "marks.json", marks);
