@@ -94,10 +94,9 @@ tree_sum() {
 # listed (a scratch directory such as .silt/tmp/spill may be created, but
 # every file in it must be gone again).
 ws_snapshot() {
-    (cd "${1:-$T_DIR/.silt}" && find . \( -type f -o -type l \) ! -name lock ! -name '*.lock' ! -name 'lock-*' -print0 |
-        sort -z | while IFS= read -r -d '' f; do
-            if [ -L "$f" ]; then printf 'link %s -> %s\n' "$f" "$(readlink "$f")"; else sha256sum "$f"; fi
-        done)
+    (cd "${1:-$T_DIR/.silt}" &&
+        find . -type f ! -name lock ! -name '*.lock' ! -name 'lock-*' -print0 | sort -z | xargs -0 -r sha256sum &&
+        find . -type l -printf 'link %p -> %l\n' | sort)
 }
 
 # ws_compare BEFORE LABEL: fails unless the workspace still equals the
