@@ -228,7 +228,7 @@ static int txn_put(cli_ctx *c, int argc, char **argv)
         rc = cli_fail(NULL);
     silt_put_list_free(l);
     free(a.files);
-    return rc ? rc : done(ws, ds, EXIT_OK);
+    return done(ws, ds, rc); /* NULL handles when open_ds failed */
 }
 
 int cmd_txn(cli_ctx *c, int argc, char **argv)

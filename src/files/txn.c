@@ -157,7 +157,8 @@ static int rec_load(silt_dataset *ds, const char *rid, rec *r)
     const char *ty = j ? json_string_value(json_object_get(j, "type")) : NULL;
     const char *st = j ? json_string_value(json_object_get(j, "status")) : NULL;
     const char *br = j ? json_string_value(json_object_get(j, "branch")) : NULL;
-    if (!rc && (!ty || !st || !br || silt_txn_type_parse(&r->i.type, ty) < 0))
+    if (!rc && (!ty || !st || !br || silt_txn_type_parse(&r->i.type, ty) < 0 ||
+                (strcmp(br, "master") != 0 && !silt_store_valid_branch_name(br))))
         rc = silt_err(SILT_ECORRUPT, "txn/%s: missing or invalid type/status/branch", rid);
     if (!rc) {
         snprintf(r->i.rid, sizeof r->i.rid, "%s", rid);
@@ -663,7 +664,8 @@ static int journal_refs(const char *p, char **texts, size_t n, bool *ref)
         return 0;
     }
     char *save = NULL;
-    for (char *line = rc ? NULL : strtok_r(b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *line = rc || !b.data ? NULL : strtok_r(b.data, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         if (line[0] != 'P' || line[1] != '\t')
             continue;
         char *h = line + 2, *tab = strchr(h, '\t');

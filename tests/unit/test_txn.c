@@ -678,7 +678,9 @@ static void test_upload_all_or_nothing(void **state)
     assert_int_equal(silt_txn_start(&d, f->ds, SILT_TXN_DELETE), 0);
     l = list_of("a.txt", NULL);
     assert_int_equal(silt_txn_put_list(f->ds, d, l), SILT_EINVAL);
-    assert_int_equal(silt_txn_upload(&t2, NULL, f->ds, SILT_TXN_DELETE, l), SILT_EINVAL);
+    char *t3 = NULL;
+    assert_int_equal(silt_txn_upload(&t3, NULL, f->ds, SILT_TXN_DELETE, l), SILT_EINVAL);
+    assert_null(t3);
     silt_put_list_free(l);
     assert_int_equal(silt_txn_abort(f->ds, d), 0);
     free(d);
