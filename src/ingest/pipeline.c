@@ -427,8 +427,13 @@ static int check_schema_fits(pipeline *p, const silt_ingest_request *req, const 
     char msg[700];
     if (!cur || !odf_schema_check_evolution(cur, next, msg, sizeof msg))
         return 0;
-    return silt_err(SILT_EVALIDATION, "%s: the data does not fit the dataset's schema: %s", input_names(p, req),
-                    msg);
+    /* worded as the chain would reject the SetDataSchema block */
+    const silt_dataset *ds = p->ds;
+    bool master = strcmp(ds->branch, "master") == 0;
+    return silt_err(SILT_EVALIDATION,
+                    "%s: the data does not fit the dataset's schema: dataset '%s%s%s': block %llu (SetDataSchema): %s",
+                    input_names(p, req), ds->name, master ? "" : "@", master ? "" : ds->branch,
+                    (unsigned long long)(ds->st.empty ? 0 : ds->st.seq + 1), msg);
 }
 
 static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out)

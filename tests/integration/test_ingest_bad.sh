@@ -190,7 +190,7 @@ EOF2
 printf 'k,v\n1,10\n' >evoled1.csv
 ok ingest evoled evoled1.csv --event-time 2020-01-01T00:00:00Z
 printf 'k,v\n2,ten\n' >evoled_retype.csv
-bad "evoled" "silt: ingest into 'evoled': evoled_retype.csv: the data does not fit the dataset's schema: schema.fields[5] ('v'): type changed from Option<Int64> to Option<String> (existing field types may not change)" evoled_retype.csv --event-time 2020-01-01T00:00:00Z
+bad "evoled" "silt: ingest into 'evoled': evoled_retype.csv: the data does not fit the dataset's schema: dataset 'evoled': block 4 (SetDataSchema): schema.fields[5] ('v'): type changed from Option<Int64> to Option<String> (existing field types may not change)" evoled_retype.csv --event-time 2020-01-01T00:00:00Z
 assert_eq "$(find "$(ds_dir evoled)/data" "$(ds_dir evoled)/checkpoints" -type f | wc -l)" "2" "one slice and one checkpoint: those of the first ingest"
 
 # ---- a declared schema with a column named like a system column ------------------
