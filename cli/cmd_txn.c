@@ -1,5 +1,6 @@
 /* cmd_txn.c — files datasets from the command line: txn (start, put, rm,
- * commit, abort, list), upload, files, cat, branch (create, list, delete).
+ * commit, abort, list, recover), upload, files, cat, branch (create, list,
+ * delete).
  * Uses the public API only. Output: one line per item; --json prints one
  * JSON document. */
 #include "cli.h"
@@ -48,9 +49,30 @@ static void print_json(json_t *j)
 
 static json_t *txn_json(const silt_txn_info *t)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s?,s:s?}", "rid", t->rid, "branch", t->branch, "type",
-                     silt_txn_type_name(t->type), "status", silt_txn_status_name(t->status), "created", t->created,
-                     "closed", t->closed[0] ? t->closed : NULL, "block", t->block[0] ? t->block : NULL);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s?,s:s?}", "rid", t->rid, "branch", t->branch, "type",
+                          silt_txn_type_name(t->type), "status", silt_txn_status_name(t->status), "created",
+                          t->created, "closed", t->closed[0] ? t->closed : NULL, "block", t->block[0] ? t->block : NULL);
+    if (j && t->owner_pid > 0)
+        json_object_set_new(j, "owner", json_pack("{s:I,s:I,s:s}", "pid", (json_int_t)t->owner_pid, "startTime",
+                                                  (json_int_t)t->owner_start, "host", t->owner_host));
+    if (j)
+        json_object_set_new(j, "abandoned", json_boolean(t->abandoned));
+    if (j && t->reason[0])
+        json_object_set_new(j, "reason", json_string(t->reason));
+    return j;
+}
+
+/* One line of `txn list`: rid, type, status, created, closed, and why an
+ * OPEN transaction is abandoned or silt aborted one. */
+static void txn_print(const silt_txn_info *t)
+{
+    printf("%s  %-8s  %-9s  %s  %s", t->rid, silt_txn_type_name(t->type), silt_txn_status_name(t->status),
+           t->created, t->closed[0] ? t->closed : "-");
+    if (t->abandoned)
+        printf("  (abandoned: process %ld on host %s is gone)", t->owner_pid, t->owner_host);
+    else if (t->reason[0])
+        printf("  (%s)", t->reason);
+    putchar('\n');
 }
 
 static int txn_list(cli_ctx *c, const char *ref)
@@ -70,73 +92,172 @@ static int txn_list(cli_ctx *c, const char *ref)
         print_json(a);
     } else {
         for (size_t i = 0; i < n; i++)
-            printf("%s  %-8s  %-9s  %s  %s\n", v[i].rid, silt_txn_type_name(v[i].type),
-                   silt_txn_status_name(v[i].status), v[i].created, v[i].closed[0] ? v[i].closed : "-");
+            txn_print(&v[i]);
     }
     free(v);
     return done(ws, ds, EXIT_OK);
 }
 
+/* txn recover NAME[@BRANCH]: without a branch, every branch. */
+static int txn_recover(cli_ctx *c, const char *ref)
+{
+    silt_workspace *ws;
+    silt_dataset *ds;
+    if (open_ds(c, ref, &ws, &ds))
+        return EXIT_FAIL;
+    silt_txn_info *v = NULL;
+    size_t n = 0;
+    if (silt_txn_recover(&v, &n, ds, strchr(ref, '@') == NULL) < 0)
+        return done(ws, ds, cli_fail(NULL));
+    if (c->json) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(a, txn_json(&v[i]));
+        print_json(a);
+    } else if (n == 0) {
+        printf("%s: no abandoned transaction\n", ref);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            printf("aborted %s (branch %s, %s)\n", v[i].rid, v[i].branch, v[i].reason);
+    }
+    free(v);
+    return done(ws, ds, EXIT_OK);
+}
+
+static int txn_start(cli_ctx *c, int argc, char **argv)
+{
+    const char *ref = NULL, *type = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
+            type = argv[++i];
+        else if (strncmp(argv[i], "--type=", 7) == 0)
+            type = argv[i] + 7;
+        else if (argv[i][0] == '-')
+            return cli_usage("txn start: unknown option '%s'", argv[i]);
+        else if (!ref)
+            ref = argv[i];
+        else
+            return cli_usage("txn start takes one NAME[@BRANCH]");
+    }
+    if (!ref || !type)
+        return cli_usage("usage: txn start NAME[@BRANCH] --type snapshot|append|update|delete");
+    silt_txn_type t;
+    if (silt_txn_type_parse(&t, type) < 0)
+        return cli_usage("%s", silt_error_last());
+    silt_workspace *ws;
+    silt_dataset *ds;
+    if (open_ds(c, ref, &ws, &ds))
+        return EXIT_FAIL;
+    char *rid = NULL;
+    if (silt_txn_start(&rid, ds, t) < 0)
+        return done(ws, ds, cli_fail(NULL));
+    if (c->json)
+        printf("{\"rid\":\"%s\"}\n", rid);
+    else
+        printf("%s\n", rid);
+    free(rid);
+    return done(ws, ds, EXIT_OK);
+}
+
+/* Inputs and options shared by `upload` and `txn put`. */
+typedef struct put_args {
+    const char *ref, *rid, *as, *base, *type;
+    const char **files;
+    int nf;
+} put_args;
+
+/* Parses [--base DIR] [--as PATH] [--type T] (type only when allowed) and
+ * the operands: NAME (and RID when want_rid), then the inputs ("--" ends
+ * the options). Returns 0 or the usage exit code (message printed). */
+static int parse_put_args(put_args *a, int argc, char **argv, bool want_rid, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    if (!a->files)
+        return cli_fail("out of memory");
+    bool opts = true;
+    for (int i = 0; i < argc; i++) {
+        const char *v = argv[i];
+        if (opts && strcmp(v, "--") == 0)
+            opts = false;
+        else if (opts && !want_rid && strcmp(v, "--type") == 0 && i + 1 < argc)
+            a->type = argv[++i];
+        else if (opts && strcmp(v, "--as") == 0 && i + 1 < argc)
+            a->as = argv[++i];
+        else if (opts && strcmp(v, "--base") == 0 && i + 1 < argc)
+            a->base = argv[++i];
+        else if (opts && v[0] == '-' && v[1])
+            return cli_usage("%s: unknown option '%s'", cmd, v);
+        else if (!a->ref)
+            a->ref = v;
+        else if (want_rid && !a->rid)
+            a->rid = v;
+        else
+            a->files[a->nf++] = v;
+    }
+    if (a->as && a->base)
+        return cli_usage("%s: give either --as or --base", cmd);
+    return 0;
+}
+
+static const char *const PUT_USAGE =
+    "usage: txn put NAME RID FILE|DIR... [--base DIR] | txn put NAME RID FILE --as PATH | txn put NAME RID FILE PATH";
+
+static int txn_put(cli_ctx *c, int argc, char **argv)
+{
+    put_args a;
+    int urc = parse_put_args(&a, argc - 1, argv + 1, true, "txn put");
+    if (!urc && (!a.ref || !a.rid || a.nf == 0))
+        urc = cli_usage("%s", PUT_USAGE);
+    else if (!urc && a.as && a.nf != 1)
+        urc = cli_usage("txn put: --as needs exactly one FILE");
+    if (urc) {
+        free(a.files);
+        return urc;
+    }
+    if (!a.as && !a.base && a.nf == 2) { /* the one-file form: LOCAL_FILE LOGICAL_PATH */
+        a.as = a.files[1];
+        a.nf = 1;
+    }
+    silt_workspace *ws;
+    silt_dataset *ds;
+    silt_put_list *l = NULL;
+    int rc = open_ds(c, a.ref, &ws, &ds);
+    if (!rc && (silt_put_list_build(&l, a.files, (size_t)a.nf, a.base, a.as) < 0 ||
+                silt_txn_put_list(ds, a.rid, l) < 0))
+        rc = cli_fail(NULL);
+    silt_put_list_free(l);
+    free(a.files);
+    return done(ws, ds, rc); /* NULL handles when open_ds failed */
+}
+
 int cmd_txn(cli_ctx *c, int argc, char **argv)
 {
     if (argc < 1)
-        return cli_usage("txn needs a subcommand: start, put, rm, commit, abort, list");
+        return cli_usage("txn needs a subcommand: start, put, rm, commit, abort, list, recover");
     const char *sub = argv[0];
-    if (strcmp(sub, "start") == 0) {
-        const char *ref = NULL, *type = NULL;
-        for (int i = 1; i < argc; i++) {
-            if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
-                type = argv[++i];
-            else if (strncmp(argv[i], "--type=", 7) == 0)
-                type = argv[i] + 7;
-            else if (argv[i][0] == '-')
-                return cli_usage("txn start: unknown option '%s'", argv[i]);
-            else if (!ref)
-                ref = argv[i];
-            else
-                return cli_usage("txn start takes one NAME[@BRANCH]");
-        }
-        if (!ref || !type)
-            return cli_usage("usage: txn start NAME[@BRANCH] --type snapshot|append|update|delete");
-        silt_txn_type t;
-        if (silt_txn_type_parse(&t, type) < 0)
-            return cli_usage("%s", silt_error_last());
-        silt_workspace *ws;
-        silt_dataset *ds;
-        if (open_ds(c, ref, &ws, &ds))
-            return EXIT_FAIL;
-        char *rid = NULL;
-        if (silt_txn_start(&rid, ds, t) < 0)
-            return done(ws, ds, cli_fail(NULL));
-        if (c->json)
-            printf("{\"rid\":\"%s\"}\n", rid);
-        else
-            printf("%s\n", rid);
-        free(rid);
-        return done(ws, ds, EXIT_OK);
-    }
-    if (strcmp(sub, "list") == 0) {
+    if (strcmp(sub, "start") == 0)
+        return txn_start(c, argc, argv);
+    if (strcmp(sub, "put") == 0)
+        return txn_put(c, argc, argv);
+    if (strcmp(sub, "list") == 0 || strcmp(sub, "recover") == 0) {
         if (argc != 2)
-            return cli_usage("usage: txn list NAME[@BRANCH]");
-        return txn_list(c, argv[1]);
+            return cli_usage("usage: txn %s NAME[@BRANCH]", sub);
+        return sub[0] == 'l' ? txn_list(c, argv[1]) : txn_recover(c, argv[1]);
     }
-    bool put = strcmp(sub, "put") == 0, rm = strcmp(sub, "rm") == 0;
+    bool rm = strcmp(sub, "rm") == 0;
     bool commit = strcmp(sub, "commit") == 0, abrt = strcmp(sub, "abort") == 0;
-    if (!put && !rm && !commit && !abrt)
+    if (!rm && !commit && !abrt)
         return cli_usage("txn: unknown subcommand '%s'", sub);
-    if ((put && (argc < 4 || argc > 5)) || (rm && argc != 4) || ((commit || abrt) && argc != 3))
-        return cli_usage(put ? "usage: txn put NAME RID LOCAL_FILE [LOGICAL_PATH]"
-                         : rm ? "usage: txn rm NAME RID LOGICAL_PATH"
-                              : "usage: txn commit|abort NAME RID");
+    if ((rm && argc != 4) || ((commit || abrt) && argc != 3))
+        return cli_usage(rm ? "usage: txn rm NAME RID LOGICAL_PATH" : "usage: txn commit|abort NAME RID");
     silt_workspace *ws;
     silt_dataset *ds;
     if (open_ds(c, argv[1], &ws, &ds))
         return EXIT_FAIL;
     int rc;
     char block[72] = "";
-    if (put)
-        rc = silt_txn_put(ds, argv[2], argv[3], argc == 5 ? argv[4] : NULL);
-    else if (rm)
+    if (rm)
         rc = silt_txn_rm(ds, argv[2], argv[3]);
     else if (commit)
         rc = silt_txn_commit(ds, argv[2], block);
@@ -153,71 +274,54 @@ int cmd_txn(cli_ctx *c, int argc, char **argv)
     return done(ws, ds, EXIT_OK);
 }
 
+static const char *const UPLOAD_USAGE =
+    "usage: upload NAME[@BRANCH] FILE|DIR... [--base DIR] [--type update|append|snapshot] [--as PATH]";
+
 int cmd_upload(cli_ctx *c, int argc, char **argv)
 {
-    const char *ref = NULL, *as = NULL, *type = "update";
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    int nf = 0;
-    if (!files)
-        return cli_fail("out of memory");
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
-            type = argv[++i];
-        else if (strcmp(argv[i], "--as") == 0 && i + 1 < argc)
-            as = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            free(files);
-            return cli_usage("upload: unknown option '%s'", argv[i]);
-        } else if (!ref)
-            ref = argv[i];
-        else
-            files[nf++] = argv[i];
-    }
-    silt_txn_type t;
-    int urc = 0;
-    if (!ref || nf == 0)
-        urc = cli_usage("usage: upload NAME[@BRANCH] FILE... [--type update|append|snapshot] [--as PATH]");
-    else if (silt_txn_type_parse(&t, type) < 0 || t == SILT_TXN_DELETE)
+    put_args a;
+    int urc = parse_put_args(&a, argc, argv, false, "upload");
+    silt_txn_type t = SILT_TXN_UPDATE;
+    if (!urc && (!a.ref || a.nf == 0))
+        urc = cli_usage("%s", UPLOAD_USAGE);
+    else if (!urc && a.type && (silt_txn_type_parse(&t, a.type) < 0 || t == SILT_TXN_DELETE))
         urc = cli_usage("upload: --type must be update, append or snapshot");
-    else if (as && nf != 1)
+    else if (!urc && a.as && a.nf != 1)
         urc = cli_usage("upload: --as needs exactly one FILE");
     if (urc) {
-        free(files);
+        free(a.files);
         return urc;
     }
     silt_workspace *ws;
     silt_dataset *ds;
-    if (open_ds(c, ref, &ws, &ds)) {
-        free(files);
+    if (open_ds(c, a.ref, &ws, &ds)) {
+        free(a.files);
         return EXIT_FAIL;
     }
+    /* every input is checked before anything is written; a failed upload
+     * leaves no transaction and no object behind (silt_txn_upload) */
+    silt_put_list *l = NULL;
     char *rid = NULL;
     char block[72] = "";
-    int rc = silt_txn_start(&rid, ds, t);
-    for (int i = 0; rc == 0 && i < nf; i++)
-        rc = silt_txn_put(ds, rid, files[i], as);
+    int rc = silt_put_list_build(&l, a.files, (size_t)a.nf, a.base, a.as);
     if (rc == 0)
-        rc = silt_txn_commit(ds, rid, block);
-    if (rc < 0) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", silt_error_last());
-        if (rid) {
-            silt_txn_info ti;
-            if (silt_txn_get(&ti, ds, rid) == 0 && ti.status == SILT_TXN_OPEN)
-                silt_txn_abort(ds, rid); /* nothing half-done stays open */
-        }
-        free(rid);
-        free(files);
-        return done(ws, ds, cli_fail("%s", msg));
-    }
+        rc = silt_txn_upload(&rid, block, ds, t, l);
+    size_t n = silt_put_list_count(l);
+    silt_put_list_free(l);
+    free(a.files);
+    if (rc < 0)
+        return done(ws, ds, cli_fail(NULL));
     if (c->json)
-        printf("{\"rid\":\"%s\",\"block\":\"%s\",\"files\":%d}\n", rid, block, nf);
+        printf("{\"rid\":\"%s\",\"block\":\"%s\",\"files\":%zu}\n", rid, block, n);
     else
         printf("%s\n", rid);
     free(rid);
-    free(files);
     return done(ws, ds, EXIT_OK);
 }
+
+int cmd_files(cli_ctx *c, int argc, char **argv);
+int cmd_cat(cli_ctx *c, int argc, char **argv);
+int cmd_branch(cli_ctx *c, int argc, char **argv);
 
 int cmd_files(cli_ctx *c, int argc, char **argv)
 {

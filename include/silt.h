@@ -309,9 +309,47 @@ int silt_txn_type_parse(silt_txn_type *out, const char *name);
  * RID". */
 int silt_txn_start(char **rid_out, silt_dataset *ds, silt_txn_type type);
 /* Stores LOCAL_FILE's bytes as object data/<multihash> and stages the entry
- * under `logical_path` (NULL = the local file's base name). Not allowed in
- * DELETE transactions. A later put of the same path replaces the earlier one. */
+ * under `logical_path` (NULL = the local path itself, which must then be a
+ * valid relative logical path: "./a/b.csv" is "a/b.csv", "/x" or "../x" are
+ * SILT_EINVAL — see silt_put_list_build for mapping local paths). The file
+ * must be a regular file; its bytes are copied and hashed in one pass, so
+ * the object always matches its name. Not allowed in DELETE transactions. A
+ * later put of the same path replaces the earlier one. */
 int silt_txn_put(silt_dataset *ds, const char *rid, const char *local_file, const char *logical_path);
+
+/* A list of local files and the logical paths they are staged under
+ * (src/files/putlist.c): built from inputs (files and directories, taken
+ * recursively) relative to a base directory, before anything is written. */
+typedef struct silt_put_list silt_put_list;
+/* Builds the list of `n` inputs. The logical path of an input is its path
+ * relative to `base` (NULL = the working directory), compared lexically as
+ * written; a directory stands for every regular file below it (a `.silt`
+ * workspace directory is skipped); a symbolic link inside a directory, an
+ * input that is neither a regular file nor a directory, an absolute input
+ * without a base, an input outside the base ("../x") and two inputs with one
+ * logical path are SILT_EINVAL (e.g. "inputs 'a/x' and './a/x' both map to
+ * logical path 'a/x'"); a missing input is SILT_ENOTFOUND. `as` (may be
+ * NULL; not with `base`) is the logical path of the only input, a file.
+ * Every logical path passes the rules of silt_txn_put. The list is sorted by
+ * logical path and never empty. Caller owns *out (silt_put_list_free). */
+int silt_put_list_build(silt_put_list **out, const char *const *inputs, size_t n, const char *base,
+                        const char *as);
+size_t silt_put_list_count(const silt_put_list *l);
+/* Local path (to open) and logical path of entry i (borrowed from l). */
+const char *silt_put_list_local(const silt_put_list *l, size_t i);
+const char *silt_put_list_path(const silt_put_list *l, size_t i);
+void silt_put_list_free(silt_put_list *l);
+/* Stages every file of the list in OPEN transaction rid: all objects are
+ * stored first, then one journal write stages all entries (a failure before
+ * it stages nothing and removes the objects this call created). */
+int silt_txn_put_list(silt_dataset *ds, const char *rid, const silt_put_list *l);
+/* `silt upload`: start (owned by this process, see silt_txn_info) + put of
+ * the list + commit, all or nothing. On success *rid_out (malloc'd) is the
+ * committed transaction and block_out (may be NULL, 70 bytes) its AddData.
+ * On failure nothing is left: no transaction record, no journal, and none of
+ * the objects this call created (unless another transaction staged the same
+ * bytes meanwhile); the error of the failing step is returned. */
+int silt_txn_upload(char **rid_out, char *block_out, silt_dataset *ds, silt_txn_type type, const silt_put_list *l);
 /* Stages the removal of a path (DELETE transactions only). */
 int silt_txn_rm(silt_dataset *ds, const char *rid, const char *logical_path);
 /* OPEN -> COMMITTED: one AddData on the transaction's branch. Errors:
@@ -331,10 +369,29 @@ typedef struct silt_txn_info {
     char created[40];   /* RFC 3339 */
     char closed[40];    /* RFC 3339, "" while OPEN */
     char block[72];     /* AddData block of a COMMITTED transaction, else "" */
+    /* The owning process of a transaction one process started for itself
+     * (silt_txn_upload): pid, its start time (field 22 of /proc/<pid>/stat,
+     * clock ticks after boot, so a recycled pid is told apart) and host.
+     * owner_pid 0: owned by the user (silt_txn_start), never abandoned. */
+    long owner_pid;
+    unsigned long long owner_start;
+    char owner_host[256];
+    /* OPEN, owned, and its process is gone (checked on the owner's host;
+     * from another host an owner is never taken for gone). */
+    bool abandoned;
+    /* Why silt aborted it ("abandoned: process 1234 on host h is gone"),
+     * "" when it was not aborted by silt. */
+    char reason[320];
 } silt_txn_info;
 
 /* One transaction (rid given; any branch of the dataset). */
 int silt_txn_get(silt_txn_info *out, silt_dataset *ds, const char *rid);
+/* `silt txn recover`: aborts every abandoned transaction of ds's branch (or
+ * of every branch with all_branches); their staged objects are left for
+ * `silt gc`. *out (malloc'd, free(); may be empty) lists the transactions it
+ * aborted, as they are now. The next writer of a branch (silt_txn_start,
+ * silt_txn_upload) aborts an abandoned transaction of that branch too. */
+int silt_txn_recover(silt_txn_info **out, size_t *n_out, silt_dataset *ds, bool all_branches);
 /* Transactions of ds's branch, oldest first (by creation time, then rid):
  * every transaction started on that branch, plus the committed ones the
  * branch inherited from its parent before the fork. *out malloc'd (free()). */

@@ -5,6 +5,11 @@
  *    slice and checkpoint objects are written first (unreferenced until the
  *    AddData lands; garbage for `silt gc` if it does not), then SetDataSchema
  *    (when the schema grew) and AddData are published as one batch;
+ *  - validation comes before the store: slices and the checkpoint are
+ *    written as temporary files (removed on every exit), the schema of the
+ *    first slice is checked against the dataset's (check_schema_fits), and
+ *    only then are they moved into data/ and checkpoints/, so bad input
+ *    leaves no object behind (only a lost race or an I/O error can);
  *  - offsets continue densely from the last offset; rows are never reordered
  *    after the merge produced them;
  *  - the merge state needed by Snapshot/Ledger/Changelog/Upsert comes from
@@ -661,6 +666,25 @@ static int current_schema(pipeline *p, odf_DataSchema **out)
 
 /* ---- the pipeline ------------------------------------------------------------ */
 
+/* Validation before any object is written: the schema of the first slice
+ * (still a temporary file) must be an additive evolution of the dataset's
+ * schema — the rule the chain applies to the SetDataSchema, checked here so
+ * that a failing ingest leaves no orphan slice or checkpoint in the store. */
+static int check_schema_fits(pipeline *p, const silt_ingest_request *req, const odf_DataSchema *cur,
+                             const odf_DataSchema *next)
+{
+    char msg[700];
+    if (!cur || !odf_schema_check_evolution(cur, next, msg, sizeof msg))
+        return 0;
+    /* worded as the chain would reject the SetDataSchema block */
+    const silt_dataset *ds = p->ds;
+    bool master = strcmp(ds->branch, "master") == 0;
+    return silt_err(SILT_EVALIDATION,
+                    "%s: the data does not fit the dataset's schema: dataset '%s%s%s': block %llu (SetDataSchema): %s",
+                    input_names(p, req), ds->name, master ? "" : "@", master ? "" : ds->branch,
+                    (unsigned long long)(ds->st.empty ? 0 : ds->st.seq + 1), msg);
+}
+
 static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out)
 {
     silt_dataset *ds = p->ds;
@@ -837,9 +861,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         if (!ch || !new_cp)
             return SILT_ENOMEM;
         silt_multihash_wrap_sha3(digest, ch);
-        rc = silt_store_adopt_file(ds->store, "checkpoints", ch, p->checkpoint_tmp);
-        if (rc)
-            return rc;
+        /* moved into checkpoints/ only once the data is validated (below) */
         new_cp->physical_hash = (odf_bytes){ch, SILT_MH_LEN};
         new_cp->size = csize;
     }
@@ -903,6 +925,10 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
                     rc = current_schema(p, &cur);
                 if (rc)
                     return rc;
+                if (!rc)
+                    rc = check_schema_fits(p, req, cur, schema);
+                if (rc)
+                    return rc;
                 if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
                     odf_SetDataSchema *sds = silt_arena_alloc(p->a, sizeof *sds);
                     if (!sds)
@@ -949,6 +975,11 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
         start = end;
     }
     out->num_slices = nrows ? nchunks : 0;
+    if (p->checkpoint_tmp) {
+        rc = silt_store_adopt_file(ds->store, "checkpoints", new_cp->physical_hash.data, p->checkpoint_tmp);
+        if (rc)
+            return rc;
+    }
     trace("checkpoint", &t0);
     rc = silt_ds_append_events_at(ds, events, nevents, NULL, &now);
     if (rc == SILT_EVALIDATION && out->schema_changed)

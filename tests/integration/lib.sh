@@ -87,6 +87,50 @@ tree_sum() {
     (cd "$1" && find . -type f ! -name '*.lock' ! -name 'lock' -print0 | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
 }
 
+# ws_snapshot [DIR]: one line per file of the workspace (default .silt/ of
+# the test directory): its path and SHA-256 (a symlink: its target). Lock
+# files (`lock`, `*.lock`, `txn/lock-<branch>`) are left out: commands
+# create them to flock them, they never hold data. Directories are not
+# listed (a scratch directory such as .silt/tmp/spill may be created, but
+# every file in it must be gone again).
+ws_snapshot() {
+    (cd "${1:-$T_DIR/.silt}" &&
+        find . -type f ! -name lock ! -name '*.lock' ! -name 'lock-*' -print0 | sort -z | xargs -0 -r sha256sum &&
+        find . -type l -printf 'link %p -> %l\n' | sort)
+}
+
+# ws_compare BEFORE LABEL: fails unless the workspace still equals the
+# ws_snapshot BEFORE, naming the first files that differ
+ws_compare() {
+    local after
+    after=$(ws_snapshot)
+    if [ "$after" = "$1" ]; then
+        pass
+    else
+        fail "$2 changed .silt/: $(diff <(printf '%s\n' "$1") <(printf '%s\n' "$after") | grep '^[<>]' | head -6 | tr '\n' ' ')"
+    fi
+}
+
+# unchanged_after CODE 'expected stderr (exact)' CMD...: as `fails`, and
+# not one file of .silt/ was added, removed or changed by the command
+unchanged_after() {
+    local code=$1 msg=$2 before
+    shift 2
+    before=$(ws_snapshot)
+    fails "$code" "$msg" "$@"
+    ws_compare "$before" "'silt $*'"
+}
+
+# unchanged_after_like CODE 'substring' CMD...: as `fails_like`, and
+# nothing in .silt/ changed
+unchanged_after_like() {
+    local code=$1 msg=$2 before
+    shift 2
+    before=$(ws_snapshot)
+    fails_like "$code" "$msg" "$@"
+    ws_compare "$before" "'silt $*'"
+}
+
 # ---- helpers shared by the data-plane tests --------------------------------
 
 # add_ds NAME: creates a root dataset from the metadata events on stdin

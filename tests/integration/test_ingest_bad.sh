@@ -3,9 +3,10 @@
 # ragged CSV rows, invalid JSON, empty files, files in the wrong format,
 # schema changes that remove or retype a column, invalid changelogs, missing
 # files, and standard input. Every failure must be a one-line error on stderr
-# naming the file (and row/line/column where there is one), exit code 1, no
-# new block (head, blocks/ and refs/ unchanged), nothing new visible to
-# queries, the previous data intact, and `silt verify` still passing.
+# naming the file (and row/line/column where there is one), exit code 1, the
+# whole workspace unchanged (every file of .silt/, see lib.sh
+# unchanged_after), the previous data intact, and `silt verify` still
+# passing.
 #
 # A failing check is reported and the script goes on; it exits 1 if any
 # check failed.
@@ -22,36 +23,26 @@ ds_dir() {
     fi
     echo "${DS_DIRS[$1]}"
 }
-# everything a failed ingest must leave as it was: head, the newest log entry,
-# blocks/ + refs/, and what queries see
-snapshot() {
-    local d
-    d=$(ds_dir "$1")
-    printf '%s\n%s\n%s\n%s\n' "$(cat "$d/refs/head")" "$("$SILT" log "$1" -n 1 --json)" \
-        "$(tree_sum "$d/blocks")-$(tree_sum "$d/refs")" \
-        "$("$SILT" sql "SELECT * FROM \"$1\"" --format csv)"
-}
 
 # bad DATASET EXACT_STDERR ARGS...: the ingest fails with exit 1 and exactly
-# this one-line message; nothing changed; the dataset still verifies
+# this one-line message; not one file of the workspace changed (lib.sh
+# unchanged_after: every file of .silt/ hashed before and after, so no
+# block, no slice, no checkpoint, no summary, no leftover temporary file);
+# the dataset still verifies
 bad() {
-    local ds=$1 msg=$2 before
+    local ds=$1 msg=$2
     shift 2
-    before=$(snapshot "$ds")
-    fails 1 "$msg" ingest "$ds" "$@"
+    unchanged_after 1 "$msg" ingest "$ds" "$@"
     [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ] || fail "'silt ingest $ds $*': stderr is not one line"
     pass
-    assert_eq "$(snapshot "$ds")" "$before" "'silt ingest $ds $*' left the dataset changed"
     ok verify "$ds"
 }
 # bad_like DATASET SUBSTRING ARGS...: as bad, for messages checked by substring
 bad_like() {
-    local ds=$1 msg=$2 before
+    local ds=$1 msg=$2
     shift 2
-    before=$(snapshot "$ds")
-    fails_like 1 "$msg" ingest "$ds" "$@"
+    unchanged_after_like 1 "$msg" ingest "$ds" "$@"
     BAD_ERR=$ERR
-    assert_eq "$(snapshot "$ds")" "$before" "'silt ingest $ds $*' left the dataset changed"
     ok verify "$ds"
 }
 
@@ -113,7 +104,7 @@ run ingest csv - <stdin.csv
 assert_eq "$RC:$OUT" "0:csv: 1 new record (offsets 1..1), watermark 2020-01-02T00:00:00Z" "ingest from stdin '-'"
 run ingest csv <stdin.csv
 assert_eq "$RC:$OUT" "0:csv: up to date" "ingest from stdin without '-' (already seen)"
-BEFORE=$(snapshot csv)
+BEFORE=$(ws_snapshot)
 printf 'id,name,event_time\nzz,e,2020-01-02T00:00:00Z\n' | {
     run ingest csv -
     assert_eq "$RC:$ERR" "1:silt: ingest into 'csv': -: row 1 (line 2), column 'id': cannot convert 'zz' to BIGINT" \
@@ -121,7 +112,7 @@ printf 'id,name,event_time\nzz,e,2020-01-02T00:00:00Z\n' | {
 }
 run ingest csv - </dev/null
 assert_eq "$RC:$ERR" "1:silt: ingest into 'csv': -: file is empty" "empty stdin"
-assert_eq "$(snapshot csv)" "$BEFORE" "failed stdin ingests change nothing"
+ws_compare "$BEFORE" "failed stdin ingests"
 ok sql 'SELECT id, name FROM csv' --format csv
 assert_eq "$OUT" "id,name
 1,a
@@ -183,6 +174,25 @@ ok sql 'SELECT "offset", a, b FROM evo' --format csv
 assert_eq "$OUT" 'offset,a,b
 0,1,x' "no orphan slice visible after schema errors"
 
+# a merge strategy with state: the retype fails before the merge-state
+# checkpoint or the slice reaches the store
+add_ds evoled <<'EOF2'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: Csv
+        header: true
+        inferSchema: true
+      merge:
+        kind: Ledger
+        primaryKey: [k]
+EOF2
+printf 'k,v\n1,10\n' >evoled1.csv
+ok ingest evoled evoled1.csv --event-time 2020-01-01T00:00:00Z
+printf 'k,v\n2,ten\n' >evoled_retype.csv
+bad "evoled" "silt: ingest into 'evoled': evoled_retype.csv: the data does not fit the dataset's schema: dataset 'evoled': block 4 (SetDataSchema): schema.fields[5] ('v'): type changed from Option<Int64> to Option<String> (existing field types may not change)" evoled_retype.csv --event-time 2020-01-01T00:00:00Z
+assert_eq "$(find "$(ds_dir evoled)/data" "$(ds_dir evoled)/checkpoints" -type f | wc -l)" "2" "one slice and one checkpoint: those of the first ingest"
+
 # ---- a declared schema with a column named like a system column ------------------
 add_ds clash <<'EOF'
     - kind: AddPushSource
@@ -195,7 +205,7 @@ add_ds clash <<'EOF'
         kind: Append
 EOF
 printf 'offset,v\n1,x\n' >clash0.csv
-fails 1 "silt: ingest into 'clash': input column 'offset' clashes with a system column; rename it in the schema or with a preprocess query" \
+unchanged_after 1 "silt: ingest into 'clash': input column 'offset' clashes with a system column; rename it in the schema or with a preprocess query" \
     ingest clash clash0.csv
 assert_eq "$(cat "$(ds_dir clash)/refs/head")" "$(info clash 'd["head"]')" "clash: head readable"
 assert_eq "$(info clash 'd["blocks"]')" "2" "clash: no block"
@@ -259,10 +269,10 @@ printf 'op,id,v,event_time\n1,a,2,2020-01-06T00:00:00Z\n' >ch2_both.csv
 bad ch2 "silt: ingest into 'ch2': -R in row 1 for key (id='a') does not carry the current values" ch2_both.csv
 
 # usage errors: exit 2
-fails 2 "silt: ingest needs a NAME (see 'silt help')" ingest
-fails 2 "silt: ingest: unknown option '--bogus' (see 'silt help')" ingest csv good.csv --bogus
-fails 1 "silt: unknown format 'xml'" ingest csv good.csv --format xml
-fails 1 "silt: --event-time 'soon': not an RFC 3339 time" ingest csv good.csv --event-time soon
+unchanged_after 2 "silt: ingest needs a NAME (see 'silt help')" ingest
+unchanged_after 2 "silt: ingest: unknown option '--bogus' (see 'silt help')" ingest csv good.csv --bogus
+unchanged_after 1 "silt: unknown format 'xml'" ingest csv good.csv --format xml
+unchanged_after 1 "silt: --event-time 'soon': not an RFC 3339 time" ingest csv good.csv --event-time soon
 
 ok verify --all
 finish

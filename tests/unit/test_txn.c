@@ -1,8 +1,13 @@
-/* test_txn.c — files datasets: transactions, views, branches (src/dataset/
- * files.c, txn.c, branch.c), replaying spec/foundry-datasets.md literally. */
+/* test_txn.c — files datasets: transactions, views, branches (src/files/
+ * files.c, txn.c, putlist.c, branches.c), replaying spec/foundry-datasets.md
+ * literally; put lists, all-or-nothing uploads, abandoned transactions. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "files/files.h"
 #include "silt.h"
@@ -11,6 +16,7 @@
 
 typedef struct fx {
     char *dir;
+    char cwd[4096]; /* working directory before setup_in_dir */
     silt_workspace *ws;
     silt_dataset *ds;
 } fx;
@@ -35,6 +41,24 @@ static int teardown(void **state)
     free(f->dir);
     free(f);
     return 0;
+}
+
+/* As setup, with the working directory in the test directory (restored by
+ * teardown_in_dir even when an assertion fails). */
+static int setup_in_dir(void **state)
+{
+    setup(state);
+    fx *f = *state;
+    assert_non_null(getcwd(f->cwd, sizeof f->cwd));
+    assert_int_equal(chdir(f->dir), 0);
+    return 0;
+}
+
+static int teardown_in_dir(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(chdir(f->cwd), 0);
+    return teardown(state);
 }
 
 /* Writes `content` to <dir>/<name> and returns that path (static buffer). */
@@ -457,6 +481,338 @@ static void test_recover_after_crash(void **state)
     free(t1);
 }
 
+/* ---- put lists ----------------------------------------------------------- */
+
+/* "local>path" lines of a list, one per entry. */
+static char *list_text(const silt_put_list *l)
+{
+    static char buf[8192];
+    buf[0] = '\0';
+    for (size_t i = 0; i < silt_put_list_count(l); i++) {
+        size_t o = strlen(buf);
+        snprintf(buf + o, sizeof buf - o, "%s>%s\n", silt_put_list_local(l, i), silt_put_list_path(l, i));
+    }
+    return buf;
+}
+
+/* Builds a list of the inputs (NULL-terminated) and returns its text, or
+ * asserts the error code and returns the message. */
+static const char *build(int code, const char *base, const char *as, const char *first, ...)
+{
+    const char *in[16];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s = first; s && n < 16; s = va_arg(ap, const char *))
+        in[n++] = s;
+    va_end(ap);
+    silt_put_list *l = NULL;
+    int rc = silt_put_list_build(&l, in, n, base, as);
+    if (rc != code)
+        fprintf(stderr, "build %s: %d %s\n", first, rc, silt_error_last());
+    assert_int_equal(rc, code);
+    if (rc)
+        return silt_error_last();
+    assert_non_null(l);
+    const char *t = list_text(l);
+    silt_put_list_free(l);
+    return t;
+}
+
+static void test_put_list(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(mkdir("t", 0755), 0);
+    assert_int_equal(mkdir("t/b", 0755), 0);
+    assert_int_equal(mkdir("t/a", 0755), 0);
+    assert_int_equal(mkdir("t/a/.silt", 0755), 0); /* a workspace: skipped */
+    assert_int_equal(mkdir("t/empty", 0755), 0);
+    assert_int_equal(mkdir("e", 0755), 0);
+    assert_int_equal(tu_write_file("t/a/1.csv", "1", 1), 0);
+    assert_int_equal(tu_write_file("t/a/.silt/x", "x", 1), 0);
+    assert_int_equal(tu_write_file("t/b/2.csv", "2", 1), 0);
+    assert_int_equal(tu_write_file("t/top", "3", 1), 0);
+    assert_int_equal(tu_write_file("one.txt", "4", 1), 0);
+
+    /* directories recursively, paths relative to the working directory */
+    assert_string_equal(build(0, NULL, NULL, "t", NULL), "t/a/1.csv>t/a/1.csv\nt/b/2.csv>t/b/2.csv\nt/top>t/top\n");
+    assert_string_equal(build(0, NULL, NULL, "./t/", "one.txt", NULL),
+                        "one.txt>one.txt\n./t/a/1.csv>t/a/1.csv\n./t/b/2.csv>t/b/2.csv\n./t/top>t/top\n");
+    assert_string_equal(build(0, NULL, NULL, "t/b/../a", NULL), "t/b/../a/1.csv>t/a/1.csv\n");
+    /* relative to a base, which may also name absolute inputs */
+    assert_string_equal(build(0, "t", NULL, "t/a", "t/top", NULL), "t/a/1.csv>a/1.csv\nt/top>top\n");
+    char abs[4200];
+    snprintf(abs, sizeof abs, "%s/t/top", f->dir);
+    char absbase[4200];
+    snprintf(absbase, sizeof absbase, "%s/t", f->dir);
+    char exp[8600];
+    snprintf(exp, sizeof exp, "%s>top\n", abs);
+    assert_string_equal(build(0, absbase, NULL, abs, NULL), exp);
+    assert_string_equal(build(0, "t/", NULL, abs, NULL), exp);
+    assert_string_equal(build(0, NULL, "x/y.csv", "t/top", NULL), "t/top>x/y.csv\n");
+
+    /* errors: nothing is built */
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "t", "t/a/1.csv", NULL),
+                        "inputs 't/a/1.csv' and 't/a/1.csv' both map to logical path 't/a/1.csv'");
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "one.txt", "./one.txt", NULL),
+                        "inputs 'one.txt' and './one.txt' both map to logical path 'one.txt'");
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "../x", NULL),
+                        "input '../x' is outside the base directory '.': give a base directory that contains it "
+                        "(--base DIR) or the logical path (--as PATH)");
+    assert_string_equal(build(SILT_EINVAL, "t", NULL, "one.txt", NULL),
+                        "input 'one.txt' is outside the base directory 't': give a base directory that contains it "
+                        "(--base DIR) or the logical path (--as PATH)");
+    snprintf(exp, sizeof exp,
+             "input '%s' is an absolute path: logical paths are relative; give a base directory (--base DIR) or "
+             "the logical path (--as PATH)",
+             abs);
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, abs, NULL), exp);
+    assert_string_equal(build(SILT_ENOTFOUND, NULL, NULL, "nope", NULL), "input 'nope': No such file or directory");
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "e", NULL), "nothing to upload: 'e' contains no regular file");
+    assert_string_equal(build(SILT_EINVAL, NULL, "x", "t", NULL),
+                        "input 't' is a directory: a logical path given with --as names one file (use --base DIR "
+                        "for a directory)");
+    assert_string_equal(build(SILT_EINVAL, NULL, "../x", "one.txt", NULL),
+                        "invalid logical path '../x': '..' is not allowed");
+    assert_string_equal(build(SILT_EINVAL, "one.txt", NULL, "one.txt", NULL),
+                        "base directory 'one.txt': not a directory");
+    /* links: followed when named, refused inside a tree; no special files */
+    assert_int_equal(symlink("../../one.txt", "t/b/link"), 0);
+    assert_string_equal(build(0, NULL, NULL, "t/b/link", NULL), "t/b/link>t/b/link\n");
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "t", NULL),
+                        "'t/b/link' is a symbolic link inside directory 't/b': links in a tree are not followed "
+                        "(name its target as an input of its own, or remove it)");
+    assert_int_equal(unlink("t/b/link"), 0);
+    assert_int_equal(mkfifo("t/b/fifo", 0644), 0);
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "t", NULL),
+                        "'t/b/fifo' is not a regular file (only regular files are uploaded)");
+    assert_string_equal(build(SILT_EINVAL, NULL, NULL, "t/b/fifo", NULL),
+                        "input 't/b/fifo' is not a regular file or a directory");
+}
+
+/* ---- uploads: all or nothing --------------------------------------------- */
+
+/* Number of entries of <dataset>/<sub> (files only, names not starting
+ * with '.' unless dot). */
+static int count_dir(fx *f, const char *sub)
+{
+    silt_dataset_info di;
+    assert_int_equal(silt_dataset_info_get(&di, f->ds), 0);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/.silt/datasets/%s/%s", f->dir, di.id + 8, sub);
+    DIR *d = opendir(p);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && strncmp(e->d_name, "lock", 4) != 0 && strcmp(e->d_name, "objects.lock") != 0)
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static silt_put_list *list_of(const char *a, const char *b)
+{
+    const char *in[2] = {a, b};
+    silt_put_list *l = NULL;
+    assert_int_equal(silt_put_list_build(&l, in, b ? 2 : 1, NULL, NULL), 0);
+    return l;
+}
+
+static void test_upload_all_or_nothing(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(tu_write_file("a.txt", "a1", 2), 0);
+    silt_put_list *l = list_of("a.txt", NULL);
+    char *t1 = NULL;
+    char block[72];
+    assert_int_equal(silt_txn_upload(&t1, block, f->ds, SILT_TXN_APPEND, l), 0);
+    silt_put_list_free(l);
+    silt_txn_info ti;
+    assert_int_equal(silt_txn_get(&ti, f->ds, t1), 0);
+    assert_int_equal(ti.status, SILT_TXN_COMMITTED);
+    assert_string_equal(ti.block, block);
+    assert_int_equal(ti.owner_pid, (long)getpid()); /* owned by this process, which is alive */
+    assert_true(ti.owner_start > 0);
+    assert_false(ti.abandoned);
+    int data0 = count_dir(f, "data"), txn0 = count_dir(f, "txn");
+    assert_int_equal(data0, 2); /* a1 + the slice */
+
+    /* an OPEN user transaction stages the bytes "shared" */
+    assert_int_equal(tu_write_file("shared.txt", "shared", 6), 0);
+    char *user = NULL;
+    silt_dataset *dev = NULL;
+    assert_int_equal(silt_branch_create(f->ds, "dev", NULL, NULL), 0);
+    assert_int_equal(silt_dataset_open(&dev, f->ws, "files1@dev"), 0);
+    assert_int_equal(silt_txn_start(&user, dev, SILT_TXN_UPDATE), 0);
+    assert_int_equal(silt_txn_put(dev, user, "shared.txt", NULL), 0);
+    int data1 = count_dir(f, "data"), txn1 = count_dir(f, "txn");
+
+    /* an APPEND that overwrites a.txt fails at commit: nothing stays, but
+     * the object the user transaction staged is kept */
+    assert_int_equal(tu_write_file("a.txt", "a2", 2), 0);
+    assert_int_equal(tu_write_file("copy.txt", "shared", 6), 0);
+    l = list_of("a.txt", "copy.txt");
+    char *t2 = NULL;
+    assert_int_equal(silt_txn_upload(&t2, NULL, f->ds, SILT_TXN_APPEND, l), SILT_EEXISTS);
+    assert_null(t2);
+    assert_non_null(strstr(silt_error_last(), "upload rolled back, nothing written: commit of "));
+    assert_non_null(strstr(silt_error_last(), "would overwrite 'a.txt', which is already in the view of files1"));
+    assert_int_equal(count_dir(f, "data"), data1); /* a2 removed, "shared" kept */
+    assert_int_equal(count_dir(f, "txn"), txn1);
+    silt_txn_info *v = NULL;
+    size_t n = 0;
+    assert_int_equal(silt_txn_list(&v, &n, f->ds), 0);
+    assert_int_equal(n, 1);
+    free(v);
+    /* the same upload as UPDATE works; the user transaction still commits */
+    assert_int_equal(silt_txn_upload(&t2, NULL, f->ds, SILT_TXN_UPDATE, l), 0);
+    silt_put_list_free(l);
+    assert_int_equal(silt_txn_commit(dev, user, NULL), 0);
+    assert_int_equal(silt_dataset_verify(f->ds, NULL, NULL), 0);
+    assert_int_equal(silt_dataset_verify(dev, NULL, NULL), 0);
+    (void)data0;
+    (void)txn0;
+    /* a DELETE transaction cannot stage a list */
+    char *d = NULL;
+    assert_int_equal(silt_txn_start(&d, f->ds, SILT_TXN_DELETE), 0);
+    l = list_of("a.txt", NULL);
+    assert_int_equal(silt_txn_put_list(f->ds, d, l), SILT_EINVAL);
+    char *t3 = NULL;
+    assert_int_equal(silt_txn_upload(&t3, NULL, f->ds, SILT_TXN_DELETE, l), SILT_EINVAL);
+    assert_null(t3);
+    silt_put_list_free(l);
+    assert_int_equal(silt_txn_abort(f->ds, d), 0);
+    free(d);
+    free(user);
+    free(t1);
+    free(t2);
+    silt_dataset_free(dev);
+}
+
+/* ---- abandoned transactions ---------------------------------------------- */
+
+/* Field 22 of /proc/<pid>/stat. */
+static unsigned long long start_of(long pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(p, "r");
+    assert_non_null(fp);
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *s = strrchr(buf, ')') + 2;
+    for (int field = 3; field < 22; field++)
+        s = strchr(s, ' ') + 1;
+    return strtoull(s, NULL, 10);
+}
+
+/* Writes an OPEN record of rid on master owned by (pid, start, host) and
+ * makes it the branch's open transaction. */
+static void plant_open(fx *f, const char *rid, long pid, unsigned long long start, const char *host)
+{
+    silt_dataset_info di;
+    assert_int_equal(silt_dataset_info_get(&di, f->ds), 0);
+    char dir[4200], p[4400], m[4400], rec[1024], boot[64] = "";
+    snprintf(dir, sizeof dir, "%s/.silt/datasets/%s/txn", f->dir, di.id + 8);
+    mkdir(dir, 0755);
+    snprintf(p, sizeof p, "%s/%s", dir, rid);
+    snprintf(m, sizeof m, "%s/open-master", dir);
+    FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (bf) {
+        if (!fgets(boot, sizeof boot, bf))
+            boot[0] = '\0';
+        fclose(bf);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    int n = snprintf(rec, sizeof rec,
+                     "{\"rid\": \"%s\", \"type\": \"UPDATE\", \"branch\": \"master\", \"status\": \"OPEN\", "
+                     "\"created\": \"2024-01-01T00:00:00.000Z\", \"closed\": \"\", \"block\": \"\", \"owner\": "
+                     "{\"pid\": %ld, \"start\": %llu, \"host\": \"%s\", \"boot\": \"%s\"}}",
+                     rid, pid, start, host, boot);
+    assert_int_equal(tu_write_file(p, rec, (size_t)n), 0);
+    assert_int_equal(tu_write_file(m, rid, strlen(rid)), 0);
+}
+
+static void test_abandoned(void **state)
+{
+    fx *f = *state;
+    char host[256];
+    assert_int_equal(gethostname(host, sizeof host), 0);
+    const char *dead = "ri.silt.main.transaction.00000000-0000-4000-8000-000000000001";
+    const char *recycled = "ri.silt.main.transaction.00000000-0000-4000-8000-000000000002";
+    const char *remote = "ri.silt.main.transaction.00000000-0000-4000-8000-000000000003";
+    const char *alive = "ri.silt.main.transaction.00000000-0000-4000-8000-000000000004";
+    /* a process that is gone: a child that exited and was reaped */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    unsigned long long cstart = start_of((long)getpid()); /* any value: the pid is gone */
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    plant_open(f, dead, (long)child, cstart, host);
+    silt_txn_info ti;
+    assert_int_equal(silt_txn_get(&ti, f->ds, dead), 0);
+    assert_int_equal(ti.status, SILT_TXN_OPEN);
+    assert_true(ti.abandoned);
+    assert_int_equal(ti.owner_pid, (long)child);
+    assert_string_equal(ti.owner_host, host);
+    /* the next writer aborts it and proceeds */
+    char *r = NULL;
+    assert_int_equal(silt_txn_start(&r, f->ds, SILT_TXN_UPDATE), 0);
+    assert_int_equal(silt_txn_get(&ti, f->ds, dead), 0);
+    assert_int_equal(ti.status, SILT_TXN_ABORTED);
+    assert_false(ti.abandoned);
+    char why[512];
+    snprintf(why, sizeof why, "abandoned: process %ld on host %s is gone", (long)child, host);
+    assert_string_equal(ti.reason, why);
+    /* a transaction started by the user is never abandoned */
+    assert_int_equal(silt_txn_get(&ti, f->ds, r), 0);
+    assert_int_equal(ti.owner_pid, 0);
+    assert_false(ti.abandoned);
+    char *r2 = NULL;
+    assert_int_equal(silt_txn_start(&r2, f->ds, SILT_TXN_UPDATE), SILT_ECONFLICT);
+    assert_int_equal(silt_txn_abort(f->ds, r), 0);
+    free(r);
+
+    /* a live pid with another start time: the pid was recycled */
+    long me = (long)getpid();
+    unsigned long long mine = start_of(me);
+    plant_open(f, recycled, me, mine + 1, host);
+    assert_int_equal(silt_txn_get(&ti, f->ds, recycled), 0);
+    assert_true(ti.abandoned);
+    /* recover aborts it and says so; a second run finds nothing */
+    silt_txn_info *v = NULL;
+    size_t n = 0;
+    assert_int_equal(silt_txn_recover(&v, &n, f->ds, true), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].rid, recycled);
+    assert_int_equal(v[0].status, SILT_TXN_ABORTED);
+    snprintf(why, sizeof why, "abandoned: process %ld on host %s is gone", me, host);
+    assert_string_equal(v[0].reason, why);
+    free(v);
+    assert_int_equal(silt_txn_recover(&v, &n, f->ds, true), 0);
+    assert_int_equal(n, 0);
+    free(v);
+
+    /* an owner on another host, and a live owner, are not abandoned */
+    plant_open(f, remote, (long)child, cstart, "some-other-host");
+    assert_int_equal(silt_txn_get(&ti, f->ds, remote), 0);
+    assert_false(ti.abandoned);
+    assert_int_equal(silt_txn_start(&r2, f->ds, SILT_TXN_UPDATE), SILT_ECONFLICT);
+    assert_int_equal(silt_txn_abort(f->ds, remote), 0);
+    plant_open(f, alive, me, mine, host);
+    assert_int_equal(silt_txn_get(&ti, f->ds, alive), 0);
+    assert_false(ti.abandoned);
+    assert_int_equal(silt_txn_recover(&v, &n, f->ds, true), 0);
+    assert_int_equal(n, 0);
+    free(v);
+    assert_int_equal(silt_txn_start(&r2, f->ds, SILT_TXN_UPDATE), SILT_ECONFLICT);
+    assert_int_equal(silt_txn_abort(f->ds, alive), 0);
+    assert_int_equal(silt_dataset_verify(f->ds, NULL, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +821,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rules_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_list, setup_in_dir, teardown_in_dir),
+        cmocka_unit_test_setup_teardown(test_upload_all_or_nothing, setup_in_dir, teardown_in_dir),
+        cmocka_unit_test_setup_teardown(test_abandoned, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
