@@ -206,7 +206,11 @@ typedef struct silt_ingest_result {
 
 /* Push ingest through the dataset's push source (AddPushSource: read,
  * preprocess, merge), or a plain Append of a self-describing format
- * (Parquet) when the dataset has no source. */
+ * (Parquet) when the dataset has no source. A commit that loses the race to
+ * another writer is made again against the new head (up to 5 attempts in
+ * all) while the dataset's sources, vocab and the source state are as the
+ * ingest found them; otherwise SILT_ECONFLICT "… concurrent update of NAME:
+ * head moved; retry". */
 int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_ingest_opts *opts);
 
 /* ---- queries (silt sql / tail / schema) ------------------------------------ */
@@ -473,7 +477,9 @@ typedef struct silt_pull_result {
  * none remain. Each AddData is atomic; after a failure the blocks committed
  * before it stay (re-running continues after them) and the error is
  * returned (out still tells what was committed). With opts->set_watermark
- * only an AddData advancing the watermark is committed. */
+ * only an AddData advancing the watermark is committed. Lost races are
+ * retried as for silt_dataset_ingest; an input another writer has already
+ * ingested (the source state moved) is SILT_ECONFLICT. */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
 
 /* ---- resources: Source and Flow (src/ingest/resources.c) -------------- */

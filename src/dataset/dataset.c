@@ -9,9 +9,11 @@
  *    re-checking that its name is free: a failed creation leaves nothing
  *    visible;
  *  - every block is validated with odf_chain_check against the state at the
- *    head the writer read, written as an immutable object, and then the ref
- *    is moved by compare-and-swap from that head; a lost race is
- *    SILT_ECONFLICT and leaves only an unreferenced object behind;
+ *    head the writer read (the handle's state, which the append never
+ *    re-syncs), written as an immutable object, and then the ref is moved by
+ *    compare-and-swap from that head; a lost race is SILT_ECONFLICT
+ *    ("concurrent update of NAME: head moved; retry") and leaves only an
+ *    unreferenced object behind;
  *  - system time never decreases along a chain (max(now, last));
  *  - renames and deletes happen under the workspace lock; a deleted dataset
  *    is first moved to `.silt/trash/` (atomic), then removed. */
@@ -189,65 +191,77 @@ int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 
 /* ---- appending ---------------------------------------------------------- */
 
-/* Forgets the in-memory state so that the next sync rebuilds it from the
- * summary / chain (used after a failed multi-block append). */
-static int reset_state(silt_dataset *ds)
-{
-    odf_chain_state_free(&ds->st);
-    return odf_chain_state_init(&ds->st);
-}
-
 int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
                             uint8_t (*hashes_out)[SILT_MH_LEN])
 {
     return silt_ds_append_events_at(ds, events, n, hashes_out, NULL);
 }
 
+/* Builds block i of a batch on `st` (the state left by the previous block),
+ * validates it, stores it and advances `st`. */
+static int append_one(silt_dataset *ds, odf_chain_state *st, const odf_union *event, silt_time now,
+                      const odf_chain_env *env, uint8_t mh[SILT_MH_LEN])
+{
+    odf_MetadataBlock blk;
+    memset(&blk, 0, sizeof blk);
+    blk.system_time = (odf_time){now.sec, now.nsec};
+    blk.has_system_time = true;
+    if (!st->empty) {
+        const odf_time last = st->last_system_time;
+        if (blk.system_time.sec < last.sec ||
+            (blk.system_time.sec == last.sec && blk.system_time.nsec < last.nsec))
+            blk.system_time = last;
+        blk.prev_block_hash = (odf_bytes){st->head, SILT_MH_LEN};
+        blk.sequence_number = st->seq + 1;
+    }
+    blk.event = *event;
+    silt_buf enc = SILT_BUF_INIT;
+    int rc = odf_block_encode_hash(&enc, &blk, mh);
+    if (rc == 0)
+        rc = odf_chain_check(st, &blk, mh, env);
+    if (rc == 0)
+        rc = silt_store_put(ds->store, "blocks", mh, enc.data, enc.len);
+    silt_buf_free(&enc);
+    if (rc == 0)
+        rc = odf_chain_apply(st, &blk, mh);
+    return rc;
+}
+
+/* The batch is built on ds->st as the caller left it: the state its events
+ * were made from. It is never re-synced here, so a ref that moved since is
+ * a conflict at the compare-and-swap, never a rule violation of an event
+ * checked against a head it was not made for. Only a handle without any
+ * state (a chain being created) is synced first. The blocks are validated
+ * on a copy of the state, so ds->st is unchanged unless the batch lands. */
 int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n,
                              uint8_t (*hashes_out)[SILT_MH_LEN], const silt_time *system_time)
 {
     if (n == 0)
         return 0;
-    int rc = silt_ds_sync(ds);
-    if (rc == SILT_ENOTFOUND && ds->st.empty && events[0].type == ODF_MetadataEvent_Seed) {
-        silt_err_clear();
-        rc = 0; /* creating the chain */
+    int rc = 0;
+    if (ds->st.empty) {
+        rc = silt_ds_sync(ds);
+        if (rc == SILT_ENOTFOUND && ds->st.empty && events[0].type == ODF_MetadataEvent_Seed) {
+            silt_err_clear();
+            rc = 0; /* creating the chain */
+        }
+        if (rc < 0)
+            return rc;
     }
-    if (rc < 0)
-        return rc;
     char old_head[SILT_MH_TEXT_LEN + 1];
     bool was_empty = ds->st.empty;
-    memcpy(old_head, ds->head, sizeof old_head);
+    if (!was_empty)
+        silt_multihash_to_text(ds->st.head, SILT_MH_LEN, old_head);
     silt_time now = system_time ? *system_time : silt_time_now();
+    odf_chain_state st;
+    rc = odf_chain_state_copy(&st, &ds->st);
+    if (rc < 0)
+        return silt_err(rc, "dataset '%s': out of memory", silt_ds_label(ds));
     uint8_t mh[SILT_MH_LEN];
     odf_chain_env env;
     silt_ds_chain_env(ds, &env);
-    bool applied = false; /* ds->st advanced past the ref: must be reset on failure */
     for (size_t i = 0; i < n && rc == 0; i++) {
-        odf_MetadataBlock blk;
-        memset(&blk, 0, sizeof blk);
-        blk.system_time = (odf_time){now.sec, now.nsec};
-        blk.has_system_time = true;
-        if (!ds->st.empty) {
-            const odf_time last = ds->st.last_system_time;
-            if (blk.system_time.sec < last.sec ||
-                (blk.system_time.sec == last.sec && blk.system_time.nsec < last.nsec))
-                blk.system_time = last;
-            blk.prev_block_hash = (odf_bytes){ds->st.head, SILT_MH_LEN};
-            blk.sequence_number = ds->st.seq + 1;
-        }
-        blk.event = events[i];
-        silt_buf enc = SILT_BUF_INIT;
-        rc = odf_block_encode_hash(&enc, &blk, mh);
-        if (rc == 0)
-            rc = odf_chain_check(&ds->st, &blk, mh, &env);
-        if (rc == 0)
-            rc = silt_store_put(ds->store, "blocks", mh, enc.data, enc.len);
-        silt_buf_free(&enc);
-        if (rc == 0) {
-            rc = odf_chain_apply(&ds->st, &blk, mh);
-            applied = true;
-        }
+        rc = append_one(ds, &st, &events[i], now, &env, mh);
         if (rc == 0 && hashes_out)
             memcpy(hashes_out[i], mh, SILT_MH_LEN);
     }
@@ -260,13 +274,11 @@ int silt_ds_append_events_at(silt_dataset *ds, const odf_union *events, size_t n
             rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", silt_ds_label(ds));
     }
     if (rc < 0) {
-        if (applied) {
-            int rc2 = reset_state(ds);
-            if (rc2 < 0)
-                return rc2;
-        }
+        odf_chain_state_free(&st);
         return silt_err_context(rc, "dataset '%s'", silt_ds_label(ds));
     }
+    odf_chain_state_free(&ds->st);
+    ds->st = st;
     silt_ds_refresh_info(ds);
     if (silt_ds_summary_save(ds) < 0)
         silt_err_clear(); /* not fatal: the summary is a cache */

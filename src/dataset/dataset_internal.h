@@ -66,7 +66,10 @@ int silt_ds_sync(silt_dataset *ds);
 int silt_ds_summary_save(silt_dataset *ds);
 /* Path of the summary file of ds->ref (malloc'd, NULL on ENOMEM). */
 char *silt_ds_summary_path(silt_dataset *ds);
-/* Loads and decodes block `hash` from the store into arena `a`. */
+/* Loads and decodes block `hash` from the store into arena `a`, after
+ * checking that its bytes hash to `hash`. SILT_ECORRUPT (naming the block
+ * and asking to run `silt verify`) when it is missing, does not match its
+ * hash or does not decode. */
 int silt_ds_load_block(silt_dataset *ds, const uint8_t hash[SILT_MH_LEN], silt_arena *a,
                        odf_MetadataBlock **out);
 /* Chain env whose callbacks read ds's store. */
@@ -86,8 +89,12 @@ int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *di
  * valid until the next call on the thread). */
 const char *silt_ds_label(const silt_dataset *ds);
 /* Appends one event as a new block on ds->ref (validates, writes the block,
- * CAS the ref, updates the summary). `hash_out` (may be NULL) receives the
- * new block hash. */
+ * CAS the ref, updates the summary). The event is checked against ds->st,
+ * the state the caller read (the append does not re-sync): if the ref has
+ * moved since, the result is SILT_ECONFLICT "concurrent update of NAME:
+ * head moved; retry" and ds->st is left as it was (call silt_ds_sync and
+ * rebuild the event to retry). `hash_out` (may be NULL) receives the new
+ * block hash. */
 int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN]);
 /* Appends `n` events as consecutive blocks published by ONE ref
  * compare-and-swap: either all of them land or none is visible. Each block

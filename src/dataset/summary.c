@@ -6,11 +6,20 @@
  * unreadable, or describes another head than the ref, it is caught up by
  * walking back from the ref head to the summary head and applying the new
  * blocks forward; if the summary head is not an ancestor of the ref head,
- * the state is rebuilt from the seed. Opening a dataset whose summary is
- * current therefore reads two small files, independent of chain length.
+ * the state is rebuilt from the seed. The summary is a cache, never trusted:
+ * a state read from it is checked against the blocks it names
+ * (odf_chain_state_validate: the head, the Seed, the last data event, the
+ * block of each current event and source state) and any mismatch silently
+ * rebuilds it from the seed. Opening a dataset whose summary is current
+ * therefore reads the summary and a handful of small blocks, independent of
+ * chain length.
+ * Every block is loaded through silt_ds_load_block, which checks that its
+ * bytes hash to its name.
  * Invariants: the summary is only ever written atomically and only as the
  * state of a head that was the ref's value; failing to save it is not an
- * error (it will be rebuilt next time). */
+ * error (it will be rebuilt next time); the in-memory state of a handle is
+ * only ever a validated summary, a rebuild from the seed, or either advanced
+ * by odf_chain_apply over loaded blocks. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +28,7 @@
 #include "odf/block.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/hash.h"
 #include "util/timeutil.h"
 
 char *silt_ds_summary_path(silt_dataset *ds)
@@ -38,7 +48,18 @@ int silt_ds_load_block(silt_dataset *ds, const uint8_t hash[SILT_MH_LEN], silt_a
     silt_multihash_to_text(hash, SILT_MH_LEN, text);
     int rc = silt_store_get(ds->store, "blocks", hash, &b);
     if (rc == SILT_ENOTFOUND)
-        rc = silt_err(SILT_ECORRUPT, "block %s: missing from blocks/", text);
+        rc = silt_err(SILT_ECORRUPT, "block %s is missing; run 'silt verify %s'", text, ds->name);
+    if (rc == 0) {
+        uint8_t digest[SILT_SHA3_256_LEN], mh[SILT_MH_LEN];
+        rc = silt_sha3_256(b.data ? b.data : "", b.len, digest);
+        if (rc == 0) {
+            silt_multihash_wrap_sha3(digest, mh);
+            if (memcmp(mh, hash, SILT_MH_LEN) != 0)
+                rc = silt_err(SILT_ECORRUPT,
+                              "block %s does not match its hash (damaged or replaced); run 'silt verify %s'",
+                              text, ds->name);
+        }
+    }
     if (rc == 0) {
         rc = odf_block_decode(a, (const uint8_t *)b.data, b.len, out, NULL);
         if (rc < 0)
@@ -116,8 +137,9 @@ int silt_ds_summary_save(silt_dataset *ds)
     return rc;
 }
 
-/* Loads the summary file into ds->st. 0 on success; any failure (missing,
- * unreadable, corrupt) returns < 0 and leaves ds->st empty. */
+/* Loads the summary file into ds->st and checks it against the blocks it
+ * names. 0 on success; any failure (missing, unreadable, corrupt, or a state
+ * its blocks contradict) returns < 0 and leaves ds->st empty. */
 static int summary_load(silt_dataset *ds)
 {
     char *path = silt_ds_summary_path(ds);
@@ -145,6 +167,11 @@ static int summary_load(silt_dataset *ds)
                 silt_multihash_to_text(ds->st.head, SILT_MH_LEN, sh);
                 if (ds->st.empty || strcmp(sh, head) != 0)
                     rc = silt_err(SILT_ECORRUPT, "%s: head does not match its state", path);
+            }
+            if (rc == 0) {
+                odf_chain_env env;
+                silt_ds_chain_env(ds, &env);
+                rc = odf_chain_state_validate(&ds->st, &env);
             }
         }
     }
@@ -247,8 +274,8 @@ int silt_ds_sync(silt_dataset *ds)
         silt_ds_refresh_info(ds);
         return 0;
     }
-    if (ds->st.empty)
-        (void)summary_load(ds); /* any failure: rebuild */
+    if (ds->st.empty && summary_load(ds) < 0)
+        silt_err_clear(); /* any failure: rebuild; the summary is only a cache */
     if (!ds->st.empty && memcmp(ds->st.head, head, SILT_MH_LEN) == 0) {
         silt_ds_refresh_info(ds);
         return 0;

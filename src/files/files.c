@@ -264,9 +264,11 @@ typedef struct tblock {
     silt_txn_type type;
     bool has_slice;
     uint8_t slice[SILT_MH_LEN];
+    uint64_t slice_size;
     uint64_t nrows;
     bool cp_introduced; /* newCheckpoint present and != prevCheckpoint */
     uint8_t cp[SILT_MH_LEN];
+    uint64_t cp_size;
     int64_t sys_ms;
 } tblock;
 
@@ -341,6 +343,7 @@ static int walk(silt_dataset *ds, silt_arena *a, const uint8_t *from, bool stop_
             if (ad->new_data && ad->new_data->physical_hash.len == SILT_MH_LEN) {
                 t.has_slice = true;
                 memcpy(t.slice, ad->new_data->physical_hash.data, SILT_MH_LEN);
+                t.slice_size = ad->new_data->size;
                 if (ad->new_data->offset_interval)
                     t.nrows = ad->new_data->offset_interval->end - ad->new_data->offset_interval->start + 1;
             }
@@ -349,6 +352,7 @@ static int walk(silt_dataset *ds, silt_arena *a, const uint8_t *from, bool stop_
                  memcmp(ad->prev_checkpoint.data, ad->new_checkpoint->physical_hash.data, SILT_MH_LEN) != 0)) {
                 t.cp_introduced = true;
                 memcpy(t.cp, ad->new_checkpoint->physical_hash.data, SILT_MH_LEN);
+                t.cp_size = ad->new_checkpoint->size;
             }
         }
         rc = tlist_push(out, &t);
@@ -454,6 +458,39 @@ static int put_obj(silt_dataset *ds, silt_buf *sql, const char *kind, const uint
     return rc;
 }
 
+/* An object of block `t` read back to build a view: the checkpoint, and the
+ * slices replayed on it (the next commit's checkpoint is made from them),
+ * must have the size and hash the block gives (`full`); a slice read for a
+ * range only its size (its hashes are `silt verify`'s). */
+static int check_read_back(silt_dataset *ds, const tblock *t, const char *kind, bool full)
+{
+    bool cp = strcmp(kind, "checkpoints") == 0;
+    const uint8_t *mh = cp ? t->cp : t->slice;
+    uint64_t want = cp ? t->cp_size : t->slice_size, size = 0;
+    int rc = 0;
+    if (full) {
+        rc = silt_store_check_object(ds->store, kind, mh, want);
+    } else {
+        int st = silt_store_stat(ds->store, kind, mh, &size);
+        char text[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_to_text(mh, SILT_MH_LEN, text);
+        if (st < 0)
+            rc = st;
+        else if (st == 0)
+            rc = silt_err(SILT_ENOTFOUND, "%s/%s is missing", kind, text);
+        else if (size != want)
+            rc = silt_err(SILT_ECORRUPT, "%s/%s has %llu bytes, expected %llu", kind, text,
+                          (unsigned long long)size, (unsigned long long)want);
+    }
+    if (rc == 0)
+        return 0;
+    char msg[512], blk[SILT_MH_TEXT_LEN + 1];
+    snprintf(msg, sizeof msg, "%s", silt_error_last());
+    silt_multihash_to_text(t->hash, SILT_MH_LEN, blk);
+    return silt_err(rc == SILT_EIO ? rc : SILT_ECORRUPT, "%s (%s of block %s); run 'silt verify %s'", msg,
+                    cp ? "newCheckpoint" : "newData", blk, silt_ds_label(ds));
+}
+
 /* Stats of the last view built. */
 typedef struct view_stats {
     size_t replay_slices;
@@ -484,6 +521,11 @@ static int build_view_at(silt_dataset *ds, silt_engine *e, const uint8_t *at, co
             nrows += l.v[i].nrows;
         }
     }
+    if (!rc && cp)
+        rc = check_read_back(ds, cp, "checkpoints", true);
+    for (size_t i = 0; !rc && i < l.n && &l.v[i] != cp; i++)
+        if (l.v[i].has_slice)
+            rc = check_read_back(ds, &l.v[i], "data", true);
     if (!rc)
         rc = silt_buf_printf(&sql, "CREATE OR REPLACE TEMP TABLE %s AS WITH b AS (", table);
     if (!rc && cp) {
@@ -621,7 +663,8 @@ static int build_range(silt_dataset *ds, silt_engine *e, const tlist *l, const c
         const tblock *t = &l->v[i];
         if (!t->has_slice)
             continue;
-        if (k++)
+        rc = check_read_back(ds, t, "data", false);
+        if (!rc && k++)
             rc = silt_buf_puts(&sql, " UNION ALL ");
         if (!rc)
             rc = silt_buf_printf(&sql, "SELECT \"offset\", op, " VIEW_COLS ", event_time, %s AS del FROM read_parquet(",

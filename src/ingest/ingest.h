@@ -32,7 +32,14 @@ typedef struct silt_ingest_request {
 } silt_ingest_request;
 
 /* Runs the pipeline on `ds` and commits the result. "Up to date" (nothing
- * new and no state change) writes no block and sets out->up_to_date. */
+ * new and no state change) writes no block and sets out->up_to_date. A
+ * commit that loses the race to another writer is retried against the new
+ * head (5 attempts in all, random backoff) while the request is still valid
+ * there: same push / polling sources and the same state of
+ * req->source_state's source; the input is re-read only when the vocab or
+ * schema changed. Otherwise SILT_ECONFLICT ("… head moved; retry"). A
+ * checkpoint is checked (size, SHA3-256) before it is read back as the
+ * merge state: SILT_ECORRUPT naming it and its block. */
 int silt_ingest_run(silt_dataset *ds, const silt_ingest_request *req, silt_ingest_result *out);
 
 #endif

@@ -13,10 +13,15 @@
  *  - offsets continue densely from the last offset; rows are never reordered
  *    after the merge produced them;
  *  - the merge state needed by Snapshot/Ledger/Changelog/Upsert comes from
- *    the last checkpoint, never from re-reading the history;
+ *    the last checkpoint, never from re-reading the history; the checkpoint
+ *    is read back only after its size and hash matched its block's;
  *  - the preprocess queries of a manifest run on a confined engine (one
  *    SELECT each; no file but the run's private scratch directory and the
- *    checkpoint it loads): see confine_for_preprocess.
+ *    checkpoint it loads): see confine_for_preprocess;
+ *  - the blocks are built on the state the ingest read, and a lost race is
+ *    retried as a whole from the merge on (the merge state, offsets, slices
+ *    and checkpoint all depend on the head), never re-validated against a
+ *    head the blocks were not made for.
  */
 #include "ingest/ingest.h"
 
@@ -36,11 +41,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 typedef struct vocab {
     const char *offset, *op, *system_time, *event_time;
 } vocab;
+
+/* Attempts of one ingest when it loses races to other writers. */
+#define SILT_INGEST_ATTEMPTS 5
 
 typedef struct pipeline {
     silt_dataset *ds;
@@ -685,7 +694,27 @@ static int check_schema_fits(pipeline *p, const silt_ingest_request *req, const 
                     (unsigned long long)(ds->st.empty ? 0 : ds->st.seq + 1), msg);
 }
 
-static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out)
+/* One system time for the records and the blocks of an ingest: now, never
+ * before the last block, rounded up to the milliseconds the records hold. */
+static silt_time commit_time(const silt_dataset *ds)
+{
+    silt_time now = silt_time_now();
+    if (!ds->st.empty && silt_time_cmp(now, (silt_time){ds->st.last_system_time.sec,
+                                                        ds->st.last_system_time.nsec}) < 0)
+        now = (silt_time){ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
+    if (now.nsec % 1000000) { /* records hold milliseconds: round up, never below the last block */
+        now.nsec = (now.nsec / 1000000 + 1) * 1000000;
+        if (now.nsec >= 1000000000) {
+            now.sec++;
+            now.nsec = 0;
+        }
+    }
+    return now;
+}
+
+/* Read, preprocess and event time: leaves the merge input in p->input and
+ * the system time of the ingest in *now_out. */
+static int run(pipeline *p, const silt_ingest_request *req, silt_time *now_out)
 {
     silt_dataset *ds = p->ds;
     int rc = silt_ds_sync(ds);
@@ -701,18 +730,7 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     rc = load_vocab(p);
     if (rc)
         return rc;
-    /* one system time for the records and the block; never before the last block */
-    silt_time now = silt_time_now();
-    if (!ds->st.empty && silt_time_cmp(now, (silt_time){ds->st.last_system_time.sec,
-                                                        ds->st.last_system_time.nsec}) < 0)
-        now = (silt_time){ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
-    if (now.nsec % 1000000) { /* records hold milliseconds: round up, never below the last block */
-        now.nsec = (now.nsec / 1000000 + 1) * 1000000;
-        if (now.nsec >= 1000000000) {
-            now.sec++;
-            now.nsec = 0;
-        }
-    }
+    silt_time now = commit_time(ds);
     silt_time fallback = req->has_event_time ? req->event_time : now;
     char fb_text[48];
     silt_time_format((silt_time){fallback.sec, fallback.nsec / 1000000 * 1000000}, fb_text);
@@ -744,9 +762,40 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     if (rc)
         return rc;
     trace("event time", &t0);
+    *now_out = now;
+    return 0;
+}
+
+/* The checkpoint in force (the merge state) has the size and hash the last
+ * data event gives it, before it is read back. */
+static int check_merge_state(silt_dataset *ds)
+{
+    int rc = silt_store_check_object(ds->store, "checkpoints", ds->st.checkpoint, ds->st.checkpoint_size);
+    if (rc == 0)
+        return 0;
+    char msg[512], blk[SILT_MH_TEXT_LEN + 1];
+    snprintf(msg, sizeof msg, "%s", silt_error_last());
+    silt_multihash_to_text(ds->st.last_data_event.hash, SILT_MH_LEN, blk);
+    return silt_err(rc == SILT_EIO ? rc : SILT_ECORRUPT,
+                    "merge state %s (newCheckpoint of block %s); run 'silt verify %s'", msg, blk, ds->name);
+}
+
+/* Merge against the previous state, write the slices and the checkpoint,
+ * commit: everything that depends on the head, re-run as a whole when an
+ * ingest is retried after a lost race. */
+static int merge_commit(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out, silt_time now)
+{
+    silt_dataset *ds = p->ds;
+    silt_time t0;
+    trace(NULL, &t0);
+    int rc = 0;
     /* previous merge state */
     const char *prev = NULL;
     if (ds->st.has_checkpoint && req->merge->type != ODF_MergeStrategy_Append) {
+        rc = check_merge_state(ds);
+        if (rc)
+            return rc;
+        trace("checkpoint check", &t0);
         char *path = silt_store_object_path(ds->store, "checkpoints", ds->st.checkpoint);
         char *qp = path ? silt_sql_str(path) : NULL;
         free(path);
@@ -995,6 +1044,143 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_ingest_result *
     return 0;
 }
 
+/* ---- lost races ------------------------------------------------------------- */
+
+/* What a lost race may change under an ingest, compared with the state it
+ * was built on. */
+typedef enum retry_kind {
+    RETRY_MERGE, /* same vocab and schema: the merge input can be reused */
+    RETRY_ALL,   /* vocab or schema changed: read the input again */
+    RETRY_STALE, /* the source or its state changed: the request itself is stale */
+} retry_kind;
+
+static bool ref_eq(const odf_block_ref *a, const odf_block_ref *b)
+{
+    return a->present == b->present && (!a->present || memcmp(a->hash, b->hash, SILT_MH_LEN) == 0);
+}
+
+static const odf_source_state_ref *find_source_state(const odf_chain_state *st, const char *name)
+{
+    for (size_t i = 0; i < st->num_source_states; i++)
+        if (strcmp(st->source_states[i].source_name, name) == 0)
+            return &st->source_states[i];
+    return NULL;
+}
+
+static retry_kind compare_basis(const odf_chain_state *old, const odf_chain_state *cur,
+                                const silt_ingest_request *req)
+{
+    if (old->dataset_kind != cur->dataset_kind || !ref_eq(&old->polling_source, &cur->polling_source) ||
+        old->num_push_sources != cur->num_push_sources)
+        return RETRY_STALE;
+    for (size_t i = 0; i < old->num_push_sources; i++)
+        if (strcmp(old->push_sources[i].name, cur->push_sources[i].name) != 0 ||
+            memcmp(old->push_sources[i].block, cur->push_sources[i].block, SILT_MH_LEN) != 0)
+            return RETRY_STALE;
+    if (req->source_state) {
+        /* the input was fetched against this state: another writer that
+         * moved it has ingested (some of) the same input */
+        const char *name = req->source_state->source_name ? req->source_state->source_name : "";
+        const odf_source_state_ref *a = find_source_state(old, name), *b = find_source_state(cur, name);
+        if ((a == NULL) != (b == NULL) ||
+            (a && (strcmp(a->kind, b->kind) != 0 || strcmp(a->value, b->value) != 0)))
+            return RETRY_STALE;
+    }
+    if (!ref_eq(&old->vocab, &cur->vocab) || !ref_eq(&old->schema, &cur->schema))
+        return RETRY_ALL;
+    return RETRY_MERGE;
+}
+
+/* A small random pause before attempt `attempt` (1-based), growing with it. */
+static void backoff(int attempt)
+{
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (uint32_t)getpid();
+    unsigned max_ms = 4u << (attempt < 6 ? attempt : 6);
+    usleep(1000u * (1 + r % max_ms));
+}
+
+/* ---- entry point ---------------------------------------------------------------- */
+
+static void pipeline_reset_attempt(pipeline *p)
+{
+    if (p->slice_tmp)
+        unlink(p->slice_tmp);
+    if (p->checkpoint_tmp)
+        unlink(p->checkpoint_tmp);
+    p->slice_tmp = p->checkpoint_tmp = NULL;
+}
+
+/* A fresh engine and private scratch directory (`.silt/tmp/<owner>/`), so
+ * that a confined preprocess query sees no spill or temp file of another
+ * process; the previous attempt's are closed and removed. */
+static int open_engine(pipeline *p)
+{
+    int rc = 0;
+    if (p->e)
+        rc = silt_ws_engine_close(p->e, p->scratch, 0);
+    p->e = NULL;
+    p->scratch = NULL;
+    p->ntmp = 0;
+    if (rc == 0)
+        rc = silt_ws_engine_open(p->ds->ws, &p->e, &p->scratch);
+    return rc;
+}
+
+/* Runs the pipeline; a lost race (SILT_ECONFLICT at the commit) is retried
+ * up to SILT_INGEST_ATTEMPTS times in all against the new head while the
+ * request is still valid there (compare_basis): the merge, the slices, the
+ * checkpoint and the blocks are made again from the new state; the input is
+ * read again when the vocab or schema changed, or when a preprocess query
+ * confined the engine to the files of the old head. */
+static int run_with_retries(pipeline *p, const silt_ingest_request *req, silt_ingest_result *out)
+{
+    silt_dataset *ds = p->ds;
+    int rc = silt_ds_sync(ds);
+    odf_chain_state basis;
+    if (rc == 0)
+        rc = odf_chain_state_copy(&basis, &ds->st);
+    if (rc)
+        return rc;
+    retry_kind kind = RETRY_ALL;
+    silt_time now = {0, 0};
+    for (int attempt = 1;; attempt++) {
+        memset(out, 0, sizeof *out);
+        if (kind == RETRY_ALL) {
+            rc = open_engine(p);
+            if (!rc)
+                rc = run(p, req, &now);
+        } else {
+            now = commit_time(ds);
+            rc = 0;
+        }
+        if (!rc)
+            rc = merge_commit(p, req, out, now);
+        pipeline_reset_attempt(p);
+        if (rc != SILT_ECONFLICT || attempt >= SILT_INGEST_ATTEMPTS)
+            break;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", silt_error_last());
+        int rc2 = silt_ds_sync(ds);
+        if (rc2) {
+            rc = rc2;
+            break;
+        }
+        kind = compare_basis(&basis, &ds->st, req);
+        if (kind == RETRY_STALE) {
+            rc = silt_err(SILT_ECONFLICT, "%s", msg);
+            break;
+        }
+        if (has_preprocess(req))
+            kind = RETRY_ALL; /* the confined engine may read only the old head's checkpoint */
+        silt_err_clear();
+        backoff(attempt);
+    }
+    odf_chain_state_free(&basis);
+    return rc;
+}
+
 int silt_ingest_run(silt_dataset *ds, const silt_ingest_request *req, silt_ingest_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -1002,15 +1188,7 @@ int silt_ingest_run(silt_dataset *ds, const silt_ingest_request *req, silt_inges
     p.a = silt_arena_new();
     if (!p.a)
         return SILT_ENOMEM;
-    /* a private scratch directory, so that a confined preprocess query sees
-     * no spill or temp file of another process */
-    int rc = silt_ws_engine_open(ds->ws, &p.e, &p.scratch);
-    if (!rc)
-        rc = run(&p, req, out);
-    if (p.slice_tmp)
-        unlink(p.slice_tmp);
-    if (p.checkpoint_tmp)
-        unlink(p.checkpoint_tmp);
+    int rc = run_with_retries(&p, req, out);
     if (p.e)
         rc = silt_ws_engine_close(p.e, p.scratch, rc);
     silt_arena_free(p.a);

@@ -49,6 +49,7 @@
 
 #define SILT_POLLING_SOURCE_NAME "odf/polling"
 #define SILT_GLOB_MAX_ROUNDS 1000
+#define SILT_PULL_ATTEMPTS 5 /* of a --set-watermark that loses races */
 
 /* Everything one pull needs, independent of the source's form. */
 typedef struct pull_ctx {
@@ -554,11 +555,9 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
 
 /* ---- entry points ------------------------------------------------------------------ */
 
-static int set_watermark(silt_dataset *ds, const char *text, silt_pull_result *out)
+/* One AddData moving the watermark to `t`, built on ds->st. */
+static int append_watermark(silt_dataset *ds, const char *text, silt_time t)
 {
-    silt_time t;
-    if (silt_time_parse(text, &t) != 0)
-        return silt_err(SILT_EINVAL, "--set-watermark '%s': not an RFC 3339 time", text);
     if (ds->st.has_watermark) {
         silt_time cur = {ds->st.watermark.sec, ds->st.watermark.nsec};
         if (silt_time_cmp(t, cur) <= 0)
@@ -581,7 +580,25 @@ static int set_watermark(silt_dataset *ds, const char *text, silt_pull_result *o
     ad.has_new_watermark = true;
     ad.new_watermark = (odf_time){t.sec, t.nsec};
     odf_union ev = {ODF_MetadataEvent_AddData, &ad};
-    int rc = silt_ds_append_events_n(ds, &ev, 1, NULL);
+    return silt_ds_append_events_n(ds, &ev, 1, NULL);
+}
+
+/* --set-watermark; a lost race is retried against the new head (the
+ * watermark must still move forward there). */
+static int set_watermark(silt_dataset *ds, const char *text, silt_pull_result *out)
+{
+    silt_time t;
+    if (silt_time_parse(text, &t) != 0)
+        return silt_err(SILT_EINVAL, "--set-watermark '%s': not an RFC 3339 time", text);
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        rc = append_watermark(ds, text, t);
+        if (rc != SILT_ECONFLICT || attempt >= SILT_PULL_ATTEMPTS)
+            break;
+        if ((rc = silt_ds_sync(ds)) != 0)
+            break;
+        silt_err_clear();
+    }
     if (rc)
         return rc;
     out->num_ingests = 1;

@@ -629,12 +629,15 @@ static void set_ref(odf_block_ref *r, const uint8_t hash[SILT_MH_LEN])
     memcpy(r->hash, hash, SILT_MH_LEN);
 }
 
-static int upsert_state(odf_chain_state *st, const odf_SourceState *ss)
+static int upsert_state(odf_chain_state *st, const odf_SourceState *ss,
+                        const uint8_t hash[SILT_MH_LEN])
 {
     const char *name = nz(ss->source_name), *kind = nz(ss->kind), *value = nz(ss->value);
     odf_source_state_ref *cur = (odf_source_state_ref *)find_state(st, name);
-    if (cur && strcmp(cur->kind, kind) == 0 && strcmp(cur->value, value) == 0)
+    if (cur && strcmp(cur->kind, kind) == 0 && strcmp(cur->value, value) == 0) {
+        memcpy(cur->block, hash, SILT_MH_LEN);
         return 0;
+    }
     char *k = silt_arena_strdup(st->arena, kind);
     char *v = silt_arena_strdup(st->arena, value);
     if (!k || !v)
@@ -642,6 +645,7 @@ static int upsert_state(odf_chain_state *st, const odf_SourceState *ss)
     if (cur) {
         cur->kind = k;
         cur->value = v;
+        memcpy(cur->block, hash, SILT_MH_LEN);
         return 0;
     }
     char *n = silt_arena_strdup(st->arena, name);
@@ -651,7 +655,8 @@ static int upsert_state(odf_chain_state *st, const odf_SourceState *ss)
         return SILT_ENOMEM;
     if (st->num_source_states)
         memcpy(arr, st->source_states, st->num_source_states * sizeof *arr);
-    arr[st->num_source_states] = (odf_source_state_ref){n, k, v};
+    arr[st->num_source_states] = (odf_source_state_ref){n, k, v, {0}};
+    memcpy(arr[st->num_source_states].block, hash, SILT_MH_LEN);
     st->source_states = arr;
     st->num_source_states++;
     return 0;
@@ -681,6 +686,7 @@ static int upsert_push(odf_chain_state *st, const char *name, const uint8_t hash
 static void apply_data(odf_chain_state *st, const odf_DataSlice *d, const odf_Checkpoint *cp,
                        bool has_wm, odf_time wm, const uint8_t hash[SILT_MH_LEN])
 {
+    set_ref(&st->last_data_event, hash);
     if (d && d->offset_interval) {
         uint64_t s = d->offset_interval->start, e = d->offset_interval->end;
         st->has_last_offset = true;
@@ -723,6 +729,7 @@ int odf_chain_apply(odf_chain_state *st, const odf_MetadataBlock *blk,
             memcpy(st->dataset_id, s->dataset_id.data,
                    s->dataset_id.len < SILT_DID_LEN ? s->dataset_id.len : SILT_DID_LEN);
         st->dataset_kind = s->dataset_kind;
+        set_ref(&st->seed, hash);
         break;
     }
     case ODF_MetadataEvent_AddData: {
@@ -730,7 +737,7 @@ int odf_chain_apply(odf_chain_state *st, const odf_MetadataBlock *blk,
         apply_data(st, e->new_data, e->new_checkpoint, e->has_new_watermark, e->new_watermark,
                    hash);
         if (e->new_source_state)
-            rc = upsert_state(st, e->new_source_state);
+            rc = upsert_state(st, e->new_source_state, hash);
         break;
     }
     case ODF_MetadataEvent_ExecuteTransform: {
@@ -777,9 +784,319 @@ int odf_chain_apply(odf_chain_state *st, const odf_MetadataBlock *blk,
 }
 
 /* ------------------------------------------------------------------ */
+/* copy                                                                */
+
+int odf_chain_state_copy(odf_chain_state *dst, const odf_chain_state *src)
+{
+    if (!dst || !src)
+        return silt_err(SILT_EINVAL, "odf_chain_state_copy: state is NULL");
+    odf_chain_state t = *src;
+    t.arena = silt_arena_new();
+    t.push_sources = NULL;
+    t.source_states = NULL;
+    if (!t.arena)
+        return SILT_ENOMEM;
+    if (src->num_push_sources) {
+        t.push_sources = silt_arena_alloc(t.arena, src->num_push_sources * sizeof *t.push_sources);
+        for (size_t i = 0; t.push_sources && i < src->num_push_sources; i++) {
+            t.push_sources[i] = src->push_sources[i];
+            if (!(t.push_sources[i].name = silt_arena_strdup(t.arena, nz(src->push_sources[i].name))))
+                t.push_sources = NULL;
+        }
+    }
+    if (src->num_source_states) {
+        t.source_states = silt_arena_alloc(t.arena, src->num_source_states * sizeof *t.source_states);
+        for (size_t i = 0; t.source_states && i < src->num_source_states; i++) {
+            const odf_source_state_ref *s = &src->source_states[i];
+            odf_source_state_ref *d = &t.source_states[i];
+            *d = *s;
+            d->source_name = silt_arena_strdup(t.arena, nz(s->source_name));
+            d->kind = silt_arena_strdup(t.arena, nz(s->kind));
+            d->value = silt_arena_strdup(t.arena, nz(s->value));
+            if (!d->source_name || !d->kind || !d->value)
+                t.source_states = NULL;
+        }
+    }
+    if ((src->num_push_sources && !t.push_sources) || (src->num_source_states && !t.source_states)) {
+        silt_arena_free(t.arena);
+        return SILT_ENOMEM;
+    }
+    *dst = t;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* validate (a state read back from a cache, against its blocks)      */
+
+#define VCACHE 16
+
+typedef struct vctx {
+    const odf_chain_state *st;
+    const odf_chain_env *env;
+    silt_arena *a;
+    struct {
+        uint8_t hash[SILT_MH_LEN];
+        odf_MetadataBlock *blk;
+    } cache[VCACHE];
+    size_t ncache;
+} vctx;
+
+static int vbad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int vbad(const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return silt_err(SILT_ECORRUPT, "chain state: %s", msg);
+}
+
+/* Loads the block `hash` that the state names as `what` (cached); it may
+ * not come after the head. */
+static int vload(vctx *c, const uint8_t hash[SILT_MH_LEN], const char *what,
+                 odf_MetadataBlock **out)
+{
+    for (size_t i = 0; i < c->ncache; i++) {
+        if (memcmp(c->cache[i].hash, hash, SILT_MH_LEN) == 0) {
+            *out = c->cache[i].blk;
+            return 0;
+        }
+    }
+    char h[HTEXT];
+    odf_MetadataBlock *b = NULL;
+    int rc = c->env->load_block(c->env->ctx, hash, c->a, &b);
+    if (rc < 0)
+        return silt_err_context(rc, "chain state: %s block %s", what, htext(hash, SILT_MH_LEN, h));
+    if (!b || !b->event.value)
+        return vbad("%s block %s has no event", what, htext(hash, SILT_MH_LEN, h));
+    if (b->sequence_number > c->st->seq)
+        return vbad("%s block %s has sequence number %" PRIu64 ", after the head's %" PRIu64, what,
+                    htext(hash, SILT_MH_LEN, h), b->sequence_number, c->st->seq);
+    if (c->ncache < VCACHE) {
+        memcpy(c->cache[c->ncache].hash, hash, SILT_MH_LEN);
+        c->cache[c->ncache++].blk = b;
+    }
+    *out = b;
+    return 0;
+}
+
+/* The event of the block named `what` must be of `type`. */
+static int vload_event(vctx *c, const uint8_t hash[SILT_MH_LEN], uint8_t type, const char *what,
+                       odf_MetadataBlock **out)
+{
+    int rc = vload(c, hash, what, out);
+    if (rc < 0)
+        return rc;
+    char h[HTEXT];
+    if ((*out)->event.type != type)
+        return vbad("%s block %s holds %s, not %s", what, htext(hash, SILT_MH_LEN, h),
+                    event_name_of((*out)->event.type), event_name_of(type));
+    return 0;
+}
+
+static int validate_head_seed(vctx *c)
+{
+    const odf_chain_state *st = c->st;
+    odf_MetadataBlock *b = NULL;
+    int rc = vload(c, st->head, "head", &b);
+    if (rc < 0)
+        return rc;
+    char t1[TTEXT], t2[TTEXT];
+    if (b->sequence_number != st->seq)
+        return vbad("sequenceNumber is %" PRIu64 " but the head block has %" PRIu64, st->seq,
+                    b->sequence_number);
+    if (!b->has_system_time || time_cmp(b->system_time, st->last_system_time) != 0)
+        return vbad("lastSystemTime is %s but the head block's is %s",
+                    ttext(st->last_system_time, t1), b->has_system_time ? ttext(b->system_time, t2)
+                                                                        : "missing");
+    if (!st->seed.present)
+        return vbad("the Seed block is not named");
+    rc = vload_event(c, st->seed.hash, ODF_MetadataEvent_Seed, "seed", &b);
+    if (rc < 0)
+        return rc;
+    const odf_Seed *s = b->event.value;
+    if (b->sequence_number != 0)
+        return vbad("the Seed block has sequence number %" PRIu64, b->sequence_number);
+    if (s->dataset_id.len != SILT_DID_LEN || !s->dataset_id.data ||
+        memcmp(s->dataset_id.data, st->dataset_id, SILT_DID_LEN) != 0)
+        return vbad("datasetId differs from the Seed's");
+    if (s->dataset_kind != st->dataset_kind)
+        return vbad("datasetKind differs from the Seed's");
+    return 0;
+}
+
+static int validate_refs(vctx *c)
+{
+    const odf_chain_state *st = c->st;
+    const struct {
+        const odf_block_ref *ref;
+        uint8_t type;
+        const char *what;
+    } refs[] = {
+        {&st->schema, ODF_MetadataEvent_SetDataSchema, "schema"},
+        {&st->vocab, ODF_MetadataEvent_SetVocab, "vocab"},
+        {&st->polling_source, ODF_MetadataEvent_SetPollingSource, "pollingSource"},
+        {&st->transform, ODF_MetadataEvent_SetTransform, "transform"},
+        {&st->info, ODF_MetadataEvent_SetInfo, "info"},
+        {&st->license, ODF_MetadataEvent_SetLicense, "license"},
+        {&st->attachments, ODF_MetadataEvent_SetAttachments, "attachments"},
+    };
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        odf_MetadataBlock *b = NULL;
+        int rc = refs[i].ref->present
+                     ? vload_event(c, refs[i].ref->hash, refs[i].type, refs[i].what, &b)
+                     : 0;
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < st->num_push_sources; i++) {
+        odf_MetadataBlock *b = NULL;
+        int rc = vload_event(c, st->push_sources[i].block, ODF_MetadataEvent_AddPushSource,
+                             "push source", &b);
+        if (rc < 0)
+            return rc;
+        const odf_AddPushSource *e = b->event.value;
+        if (strcmp(nz(e->source_name), nz(st->push_sources[i].name)) != 0)
+            return vbad("push source '%s' names a block of source '%s'",
+                        nz(st->push_sources[i].name), nz(e->source_name));
+    }
+    for (size_t i = 0; i < st->num_source_states; i++) {
+        const odf_source_state_ref *r = &st->source_states[i];
+        odf_MetadataBlock *b = NULL;
+        int rc = vload_event(c, r->block, ODF_MetadataEvent_AddData, "source state", &b);
+        if (rc < 0)
+            return rc;
+        const odf_SourceState *ss = ((const odf_AddData *)b->event.value)->new_source_state;
+        if (!ss || strcmp(nz(ss->source_name), nz(r->source_name)) != 0 ||
+            strcmp(nz(ss->kind), nz(r->kind)) != 0 || strcmp(nz(ss->value), nz(r->value)) != 0)
+            return vbad("source state of '%s' differs from its block's", nz(r->source_name));
+    }
+    return 0;
+}
+
+/* The data fields of an AddData / ExecuteTransform block (NULL otherwise). */
+static bool data_fields(const odf_MetadataBlock *b, data_view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (b->event.type == ODF_MetadataEvent_AddData) {
+        const odf_AddData *e = b->event.value;
+        *v = (data_view){&e->prev_checkpoint, e->has_prev_offset, e->prev_offset, e->new_data,
+                         e->new_checkpoint, e->has_new_watermark, e->new_watermark,
+                         e->new_source_state, NULL};
+        return true;
+    }
+    if (b->event.type == ODF_MetadataEvent_ExecuteTransform) {
+        const odf_ExecuteTransform *e = b->event.value;
+        *v = (data_view){&e->prev_checkpoint, e->has_prev_offset, e->prev_offset, e->new_data,
+                         e->new_checkpoint, e->has_new_watermark, e->new_watermark, NULL,
+                         &e->query_inputs};
+        return true;
+    }
+    return false;
+}
+
+static const char *otext(bool has, uint64_t v, char out[32])
+{
+    if (has)
+        snprintf(out, 32, "%" PRIu64, v);
+    else
+        snprintf(out, 32, "none");
+    return out;
+}
+
+/* Offsets, checkpoint and watermark against the last data event. */
+static int validate_data(vctx *c)
+{
+    const odf_chain_state *st = c->st;
+    if (!st->last_data_event.present) {
+        if (st->has_last_offset || st->has_checkpoint || st->has_watermark ||
+            st->last_data_block.present || st->num_source_states)
+            return vbad("offsets, checkpoint, watermark or source states without an "
+                        "AddData/ExecuteTransform block");
+        return 0;
+    }
+    odf_MetadataBlock *b = NULL;
+    int rc = vload(c, st->last_data_event.hash, "last data event", &b);
+    if (rc < 0)
+        return rc;
+    data_view v;
+    if (!data_fields(b, &v))
+        return vbad("the last data event holds %s", event_name_of(b->event.type));
+    bool has_off = v.has_prev_offset;
+    uint64_t off = v.prev_offset;
+    if (v.new_data && v.new_data->offset_interval) {
+        has_off = true;
+        off = v.new_data->offset_interval->end;
+    }
+    char o1[32], o2[32], h1[HTEXT], h2[HTEXT], t1[TTEXT], t2[TTEXT];
+    if (has_off != st->has_last_offset || (has_off && off != st->last_offset))
+        return vbad("lastOffset is %s but the last data event says %s",
+                    otext(st->has_last_offset, st->last_offset, o1), otext(has_off, off, o2));
+    if (has_off && !st->schema.present)
+        return vbad("data without a schema block");
+    bool has_cp = v.new_checkpoint && is_mh(&v.new_checkpoint->physical_hash);
+    if (has_cp != st->has_checkpoint ||
+        (has_cp && (!mh_eq(&v.new_checkpoint->physical_hash, st->checkpoint) ||
+                    v.new_checkpoint->size != st->checkpoint_size)))
+        return vbad("checkpoint %s (%" PRIu64 " bytes) differs from the last data event's %s",
+                    st->has_checkpoint ? htext(st->checkpoint, SILT_MH_LEN, h1) : "(none)",
+                    st->checkpoint_size,
+                    has_cp ? htext(v.new_checkpoint->physical_hash.data, SILT_MH_LEN, h2)
+                           : "(none)");
+    if (v.has_new_watermark != st->has_watermark ||
+        (st->has_watermark && time_cmp(v.new_watermark, st->watermark) != 0))
+        return vbad("watermark %s differs from the last data event's %s",
+                    st->has_watermark ? ttext(st->watermark, t1) : "(none)",
+                    v.has_new_watermark ? ttext(v.new_watermark, t2) : "(none)");
+    /* the last block with newData ends at the last offset */
+    if (v.new_data && v.new_data->offset_interval) {
+        if (!st->last_data_block.present ||
+            memcmp(st->last_data_block.hash, st->last_data_event.hash, SILT_MH_LEN) != 0)
+            return vbad("the last data event has newData but is not the last data block");
+        return 0;
+    }
+    if (st->last_data_block.present != has_off)
+        return vbad("lastDataBlock is %s but lastOffset is %s",
+                    st->last_data_block.present ? "set" : "missing", otext(has_off, off, o1));
+    if (!has_off)
+        return 0;
+    rc = vload(c, st->last_data_block.hash, "last data", &b);
+    if (rc < 0)
+        return rc;
+    if (!data_fields(b, &v) || !v.new_data || !v.new_data->offset_interval ||
+        v.new_data->offset_interval->end != st->last_offset)
+        return vbad("the last data block does not end at offset %" PRIu64, st->last_offset);
+    return 0;
+}
+
+int odf_chain_state_validate(const odf_chain_state *st, const odf_chain_env *env)
+{
+    if (!st || !env || !env->load_block)
+        return silt_err(SILT_EINVAL, "odf_chain_state_validate: state or loader is NULL");
+    if (st->empty)
+        return 0;
+    vctx c;
+    memset(&c, 0, sizeof c);
+    c.st = st;
+    c.env = env;
+    c.a = silt_arena_new();
+    if (!c.a)
+        return SILT_ENOMEM;
+    int rc = validate_head_seed(&c);
+    if (rc == 0)
+        rc = validate_refs(&c);
+    if (rc == 0)
+        rc = validate_data(&c);
+    silt_arena_free(c.a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* JSON                                                                */
 
-#define JSON_STATE_VERSION 1
+#define JSON_STATE_VERSION 2
 
 static int jset(json_t *o, const char *k, json_t *v)
 {
@@ -810,13 +1127,15 @@ static json_t *jtime(odf_time t)
     return json_string(ttext(t, s));
 }
 
-static const char *const ref_keys[] = {"schema", "vocab", "pollingSource", "transform", "info",
-                                       "license", "attachments", "lastDataBlock"};
+static const char *const ref_keys[] = {"seed", "schema", "vocab", "pollingSource", "transform",
+                                       "info", "license", "attachments", "lastDataBlock",
+                                       "lastDataEvent"};
 
 static odf_block_ref *ref_at(odf_chain_state *st, size_t i)
 {
-    odf_block_ref *r[] = {&st->schema, &st->vocab, &st->polling_source, &st->transform,
-                          &st->info, &st->license, &st->attachments, &st->last_data_block};
+    odf_block_ref *r[] = {&st->seed, &st->schema, &st->vocab, &st->polling_source,
+                          &st->transform, &st->info, &st->license, &st->attachments,
+                          &st->last_data_block, &st->last_data_event};
     return r[i];
 }
 
@@ -899,6 +1218,8 @@ int odf_chain_state_to_json(const odf_chain_state *st, char **out)
                 rc = jset(p, "kind", json_string(nz(s->kind)));
             if (!rc)
                 rc = jset(p, "value", json_string(nz(s->value)));
+            if (!rc)
+                rc = jset(p, "block", jmh(s->block));
         }
     }
     if (!rc) {
@@ -989,7 +1310,7 @@ static int parse_state(odf_chain_state *st, json_t *o)
         return silt_err(SILT_ECORRUPT, "chain state JSON: not an object");
     v = json_object_get(o, "version");
     if (v && (!json_is_integer(v) || json_integer_value(v) != JSON_STATE_VERSION))
-        return bad("version", "is not a supported version (expected 1)");
+        return bad("version", "is not a supported version (expected 2)");
     v = json_object_get(o, "empty");
     if (v && !json_is_boolean(v))
         return bad("empty", "is not a boolean");
@@ -1088,6 +1409,8 @@ static int parse_state(odf_chain_state *st, json_t *o)
             if (!name || !kind || !value)
                 return bad("sourceStates", "has an entry without sourceName, kind or value");
             odf_source_state_ref *s = &st->source_states[i];
+            if ((rc = get_mh(json_object_get(p, "block"), "sourceStates.block", s->block)) < 0)
+                return rc;
             s->source_name = silt_arena_strdup(st->arena, name);
             s->kind = silt_arena_strdup(st->arena, kind);
             s->value = silt_arena_strdup(st->arena, value);

@@ -7,6 +7,12 @@
  * transform, and the last source state per source name. It is what the
  * dataset summary (src/dataset/summary.c) persists next to the refs.
  *
+ * Every value the rules use names the block it comes from (the Seed, the
+ * last AddData/ExecuteTransform, the block of each current event and source
+ * state), so a state read back from an untrusted cache can be checked
+ * against a handful of blocks with odf_chain_state_validate() instead of
+ * being trusted.
+ *
  * Validation is incremental: odf_chain_check() tells whether `blk` may be
  * appended to a chain in `state`; odf_chain_apply() advances the state.
  * Verifying a whole chain = check + apply for every block from the seed on.
@@ -61,6 +67,7 @@ typedef struct odf_source_state_ref {
     char *source_name;
     char *kind;
     char *value;
+    uint8_t block[SILT_MH_LEN];    /* AddData that recorded it */
 } odf_source_state_ref;
 
 typedef struct odf_block_ref {
@@ -88,8 +95,11 @@ typedef struct odf_chain_state {
     bool has_watermark;
     odf_time watermark;
 
+    odf_block_ref seed;            /* the Seed (dataset id and kind) */
     odf_block_ref schema, vocab, polling_source, transform, info, license, attachments;
     odf_block_ref last_data_block; /* last block with newData */
+    odf_block_ref last_data_event; /* last AddData/ExecuteTransform: offsets, checkpoint,
+                                      watermark */
     odf_push_source_ref *push_sources;
     size_t num_push_sources;
     odf_source_state_ref *source_states; /* last state per source name */
@@ -120,8 +130,27 @@ int odf_chain_check(const odf_chain_state *st, const odf_MetadataBlock *blk,
 int odf_chain_apply(odf_chain_state *st, const odf_MetadataBlock *blk,
                     const uint8_t hash[SILT_MH_LEN]);
 
+/* Deep copy of `src` into `dst` (which is overwritten, not freed: pass an
+ * uninitialised or freed state). dst owns a fresh arena. */
+int odf_chain_state_copy(odf_chain_state *dst, const odf_chain_state *src);
+
+/* Checks a state against the blocks it names, through env->load_block
+ * (which must check each block's hash): the head (sequence number, system
+ * time), the Seed (dataset id and kind), the last AddData/ExecuteTransform
+ * (last offset, checkpoint hash and size, watermark), the last block with
+ * newData, and the block of every current event, push source and source
+ * state (right kind, same name and value, not after the head). Reads at
+ * most 6 + 7 + (push sources) + (source states) blocks, whatever the
+ * chain's length. 0 when consistent, SILT_ECORRUPT "chain state: …" naming
+ * the first mismatch, other negative codes from the loader. What it cannot
+ * tell without walking the chain: that a named block is an ancestor of the
+ * head and the newest of its kind, and the totals (numRecords, dataSize,
+ * numDataBlocks), which no rule uses. */
+int odf_chain_state_validate(const odf_chain_state *st, const odf_chain_env *env);
+
 /* Serialises the state to/from JSON text (for the summary file). The JSON is
- * an object; unknown keys are ignored on load. */
+ * an object; unknown keys are ignored on load. Version 2 (the blocks behind
+ * offsets and source states); other versions are SILT_ECORRUPT. */
 int odf_chain_state_to_json(const odf_chain_state *st, char **out /* malloc'd */);
 int odf_chain_state_from_json(odf_chain_state *st, const char *json);
 

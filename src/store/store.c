@@ -3,9 +3,11 @@
  * Invariant: every wrapper only dispatches; behaviour lives in the backend. */
 #include "store/store.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
+#include "util/hash.h"
 
 void silt_store_free(silt_store *s)
 {
@@ -28,6 +30,40 @@ int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LE
                     uint64_t *size_out)
 {
     return s->ops->stat(s, kind, mh, size_out);
+}
+
+int silt_store_check_object(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                            uint64_t size)
+{
+    char text[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(mh, SILT_MH_LEN, text);
+    uint64_t actual = 0;
+    int rc = silt_store_stat(s, kind, mh, &actual);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return silt_err(SILT_ENOTFOUND, "%s/%s is missing", kind, text);
+    if (actual != size)
+        return silt_err(SILT_ECORRUPT, "%s/%s has %llu bytes, expected %llu", kind, text,
+                        (unsigned long long)actual, (unsigned long long)size);
+    uint8_t digest[SILT_SHA3_256_LEN], got[SILT_MH_LEN];
+    char *path = silt_store_object_path(s, kind, mh);
+    if (path) {
+        rc = silt_sha3_file(path, digest, NULL);
+        free(path);
+    } else {
+        silt_buf b = SILT_BUF_INIT;
+        rc = silt_store_get(s, kind, mh, &b);
+        if (rc == 0)
+            rc = silt_sha3_256(b.data ? b.data : "", b.len, digest);
+        silt_buf_free(&b);
+    }
+    if (rc < 0)
+        return rc;
+    silt_multihash_wrap_sha3(digest, got);
+    if (memcmp(got, mh, SILT_MH_LEN) != 0)
+        return silt_err(SILT_ECORRUPT, "%s/%s does not match its hash", kind, text);
+    return 0;
 }
 
 int silt_store_ref_read(silt_store *s, const char *ref, silt_buf *out)

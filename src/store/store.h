@@ -86,6 +86,13 @@ char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[S
 int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
 int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     uint64_t *size_out);
+/* Checks that object kind/<mh> exists, has `size` bytes and hashes (SHA3-256)
+ * to `mh`: the check before an object is read back to build on it (a merge
+ * state, a view checkpoint). 0 when it does; SILT_ENOTFOUND "KIND/<mh> is
+ * missing"; SILT_ECORRUPT "KIND/<mh> has N bytes, expected M" or "KIND/<mh>
+ * does not match its hash"; SILT_EIO on read errors. */
+int silt_store_check_object(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
+                            uint64_t size);
 int silt_store_ref_read(silt_store *s, const char *ref, silt_buf *out);
 int silt_store_ref_cas(silt_store *s, const char *ref, const char *expected, const char *value);
 

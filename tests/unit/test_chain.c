@@ -672,6 +672,13 @@ static void test_json_roundtrip(void **state)
     assert_false(s2.transform.present || s2.info.present || s2.license.present ||
                  s2.attachments.present);
     assert_memory_equal(s2.last_data_block.hash, c->st.last_data_block.hash, SILT_MH_LEN);
+    /* the blocks behind the values: Seed, last data event, source states */
+    assert_true(s2.seed.present && s2.last_data_event.present);
+    assert_memory_equal(s2.seed.hash, c->blocks[0].h, SILT_MH_LEN);
+    assert_memory_equal(s2.last_data_event.hash, c->st.head, SILT_MH_LEN);
+    assert_memory_equal(s2.source_states[0].block, c->blocks[3].h, SILT_MH_LEN);
+    assert_memory_equal(s2.source_states[1].block, c->st.head, SILT_MH_LEN);
+    assert_non_null(strstr(json, "\"version\": 2"));
     assert_int_equal(s2.num_source_states, 2);
     assert_string_equal(s2.source_states[1].source_name, "other");
     assert_string_equal(s2.source_states[1].value, "o\"1\n");
@@ -699,7 +706,7 @@ static void test_json_roundtrip(void **state)
     silt_did_to_text(c->did, did);
     char text[2048];
     snprintf(text, sizeof text,
-             "{\"version\":1,\"empty\":false,\"head\":\"%s\",\"sequenceNumber\":3,"
+             "{\"version\":2,\"empty\":false,\"head\":\"%s\",\"sequenceNumber\":3,"
              "\"lastSystemTime\":\"2021-05-06T07:08:09.5Z\",\"datasetId\":\"%s\","
              "\"datasetKind\":\"Root\",\"lastOffset\":\"18446744073709551615\","
              "\"future\":[1,2],\"pushSources\":[{\"sourceName\":\"p\",\"block\":\"%s\"}]}",
@@ -716,6 +723,10 @@ static void test_json_roundtrip(void **state)
     assert_int_equal(odf_chain_state_from_json(&s4, "{\"empty\":false,\"head\":\"zz\"}"),
                      SILT_ECORRUPT);
     assert_int_equal(odf_chain_state_from_json(&s4, "[1"), SILT_ECORRUPT);
+    /* a summary of the first format (no blocks behind the values) is refused */
+    assert_int_equal(odf_chain_state_from_json(&s4, "{\"version\":1,\"empty\":true}"), SILT_ECORRUPT);
+    assert_string_equal(silt_error_last(),
+                        "chain state JSON: 'version' is not a supported version (expected 2)");
     assert_int_equal(odf_chain_state_from_json(&s4, "{\"empty\":true,\"numRecords\":-1}"), SILT_ECORRUPT);
     assert_string_equal(silt_error_last(), "chain state JSON: 'numRecords' is negative");
     assert_int_equal(s4.num_push_sources, 1);
@@ -1321,6 +1332,135 @@ static void test_vocab_rules(void **state)
                                            "offsetColumn 'op' (system columns need distinct names)");
 }
 
+/* ================================================================== */
+/* a state read back from a cache, checked against its blocks          */
+
+/* root_with_data, a watermark-only AddData (last data event != last data
+ * block), a SetInfo: blocks 0..5 */
+static void validate_chain(tctx *c)
+{
+    root_with_data(c);
+    odf_AddData *e = next_add(c);
+    e->new_watermark = (odf_time){c->t0 + 200, 0};
+    append(c, blk(c, ODF_MetadataEvent_AddData, e));
+    append(c, blk(c, ODF_MetadataEvent_SetInfo, ev_info(c, "described")));
+}
+
+/* A copy of the state, changed by the caller, must fail validation with
+ * `code` and message `msg` (NULL: any message). */
+static void expect_invalid(tctx *c, const odf_chain_state *st, int code, const char *msg)
+{
+    silt_err_clear();
+    assert_int_equal(odf_chain_state_validate(st, &c->env), code);
+    if (msg)
+        assert_string_equal(silt_error_last(), msg);
+    (void)c;
+}
+
+static void test_state_validate(void **state)
+{
+    tctx *c = *state;
+    validate_chain(c);
+    assert_int_equal(odf_chain_state_validate(&c->st, &c->env), 0);
+    odf_chain_state t;
+    char msg[400];
+
+#define TAMPER(stmt, code, text)                                                                   \
+    do {                                                                                           \
+        assert_int_equal(odf_chain_state_copy(&t, &c->st), 0);                                     \
+        stmt;                                                                                      \
+        expect_invalid(c, &t, (code), (text));                                                     \
+        odf_chain_state_free(&t);                                                                  \
+    } while (0)
+
+    TAMPER(t.seq = 6, SILT_ECORRUPT, "chain state: sequenceNumber is 6 but the head block has 5");
+    TAMPER(t.last_system_time.sec += 1, SILT_ECORRUPT,
+           "chain state: lastSystemTime is 2020-01-01T00:00:06Z but the head block's is "
+           "2020-01-01T00:00:05Z");
+    TAMPER(t.last_offset = 1000, SILT_ECORRUPT,
+           "chain state: lastOffset is 1000 but the last data event says 9");
+    TAMPER(t.has_last_offset = false, SILT_ECORRUPT,
+           "chain state: lastOffset is none but the last data event says 9");
+    TAMPER(t.checkpoint_size = 51, SILT_ECORRUPT, NULL);
+    snprintf(msg, sizeof msg, "chain state: checkpoint %s (50 bytes) differs from the last data "
+             "event's %s", mhtext(c->blocks[0].h), mhtext(c->st.checkpoint));
+    TAMPER(memcpy(t.checkpoint, c->blocks[0].h, SILT_MH_LEN), SILT_ECORRUPT, msg);
+    TAMPER(t.has_checkpoint = false, SILT_ECORRUPT, NULL);
+    TAMPER(t.watermark.sec += 1, SILT_ECORRUPT,
+           "chain state: watermark 2020-01-01T00:03:21Z differs from the last data event's "
+           "2020-01-01T00:03:20Z");
+    TAMPER(t.has_watermark = false, SILT_ECORRUPT, NULL);
+    snprintf(msg, sizeof msg, "chain state: schema block %s holds Seed, not SetDataSchema",
+             mhtext(c->blocks[0].h));
+    TAMPER(memcpy(t.schema.hash, c->blocks[0].h, SILT_MH_LEN), SILT_ECORRUPT, msg);
+    TAMPER(t.schema.present = false, SILT_ECORRUPT, "chain state: data without a schema block");
+    TAMPER(fake_mh("nowhere", t.vocab.hash); t.vocab.present = true, SILT_ENOTFOUND, NULL);
+    TAMPER(t.dataset_kind = ODF_DatasetKind_Derivative, SILT_ECORRUPT,
+           "chain state: datasetKind differs from the Seed's");
+    TAMPER(t.dataset_id[5] ^= 1, SILT_ECORRUPT, "chain state: datasetId differs from the Seed's");
+    TAMPER(t.seed.present = false, SILT_ECORRUPT, "chain state: the Seed block is not named");
+    TAMPER(t.source_states[0].value = "e2", SILT_ECORRUPT,
+           "chain state: source state of 'src' differs from its block's");
+    TAMPER(t.last_data_event.present = false, SILT_ECORRUPT,
+           "chain state: offsets, checkpoint, watermark or source states without an "
+           "AddData/ExecuteTransform block");
+    /* the last data event named as an older AddData: offsets still agree,
+     * but the watermark does not */
+    TAMPER(memcpy(t.last_data_event.hash, c->blocks[3].h, SILT_MH_LEN), SILT_ECORRUPT,
+           "chain state: watermark 2020-01-01T00:03:20Z differs from the last data event's "
+           "2020-01-01T00:01:40Z");
+    TAMPER(t.last_data_block.present = false, SILT_ECORRUPT,
+           "chain state: lastDataBlock is missing but lastOffset is 9");
+    snprintf(msg, sizeof msg, "chain state: the last data block does not end at offset 9");
+    TAMPER(memcpy(t.last_data_block.hash, c->blocks[4].h, SILT_MH_LEN), SILT_ECORRUPT, msg);
+    /* a block after the head */
+    TAMPER(t.seq = 4; t.last_system_time.sec -= 1; memcpy(t.head, c->blocks[4].h, SILT_MH_LEN);
+           memcpy(t.info.hash, c->blocks[5].h, SILT_MH_LEN); t.info.present = true, SILT_ECORRUPT, NULL);
+    snprintf(msg, sizeof msg, "chain state: info block %s has sequence number 5, after the head's 4",
+             mhtext(c->blocks[5].h));
+    assert_string_equal(silt_error_last(), msg);
+    TAMPER(memcpy(t.head, c->blocks[4].h, SILT_MH_LEN), SILT_ECORRUPT,
+           "chain state: sequenceNumber is 5 but the head block has 4");
+#undef TAMPER
+
+    /* push sources: the block must be the source's */
+    odf_chain_state_free(&c->st);
+    assert_int_equal(odf_chain_state_init(&c->st), 0);
+    seed(c, ODF_DatasetKind_Root);
+    append(c, blk(c, ODF_MetadataEvent_AddPushSource, ev_push(c, "a", ODF_ReadStep_Csv)));
+    assert_int_equal(odf_chain_state_validate(&c->st, &c->env), 0);
+    assert_int_equal(odf_chain_state_copy(&t, &c->st), 0);
+    t.push_sources[0].name = "b";
+    expect_invalid(c, &t, SILT_ECORRUPT, "chain state: push source 'b' names a block of source 'a'");
+    odf_chain_state_free(&t);
+    /* an empty state has nothing to check */
+    odf_chain_state e;
+    assert_int_equal(odf_chain_state_init(&e), 0);
+    assert_int_equal(odf_chain_state_validate(&e, &c->env), 0);
+    odf_chain_state_free(&e);
+}
+
+static void test_state_copy(void **state)
+{
+    tctx *c = *state;
+    validate_chain(c);
+    odf_chain_state t;
+    assert_int_equal(odf_chain_state_copy(&t, &c->st), 0);
+    assert_true(t.arena != c->st.arena);
+    assert_true(t.source_states != c->st.source_states);
+    char *a = NULL, *b = NULL;
+    assert_int_equal(odf_chain_state_to_json(&c->st, &a), 0);
+    assert_int_equal(odf_chain_state_to_json(&t, &b), 0);
+    assert_string_equal(a, b);
+    free(b);
+    /* the copy lives on its own: advancing it leaves the original alone */
+    odf_chain_state_free(&c->st);
+    c->st = t;
+    append(c, blk(c, ODF_MetadataEvent_SetInfo, ev_info(c, "on the copy")));
+    assert_int_equal(c->st.seq, 6);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1350,6 +1490,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_execute_transform_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inconsistent_state_and_load_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vocab_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_validate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_copy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "dataset/dataset_internal.h"
 #include "silt.h"
 #include "util/error.h"
@@ -647,6 +649,181 @@ static void test_concurrent_appends(void **state)
     fprintf(stderr, "concurrent appends: %d of %d landed\n", total, NPROC * NAPPEND);
 }
 
+
+/* ---- the summary is a cache, never trusted ------------------------------ */
+
+/* Rewrites `key` of the summary's state (and `head` when key is "head") to
+ * the JSON value `value`. */
+static void tamper_summary(const char *path, const char *orig, const char *key, const char *value)
+{
+    json_error_t err;
+    json_t *root = json_loads(orig, 0, &err);
+    assert_non_null(root);
+    json_t *v = json_loads(value, JSON_DECODE_ANY, &err);
+    assert_non_null(v);
+    json_t *st = json_object_get(root, "state");
+    assert_int_equal(json_object_set(st, key, v), 0);
+    if (strcmp(key, "head") == 0)
+        assert_int_equal(json_object_set(root, "head", v), 0);
+    json_decref(v);
+    char *text = json_dumps(root, JSON_COMPACT);
+    assert_non_null(text);
+    assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+    free(text);
+    json_decref(root);
+}
+
+static void test_summary_untrusted(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_create(&ds, g_ws, "untr", SILT_ROOT), 0);
+    assert_int_equal(append_info(ds, "a"), 1);
+    assert_int_equal(silt_dataset_append_events(ds, write_tmp("wm.yaml", "kind: AddData\nnewWatermark: 2020-05-01T00:00:00Z\n")), 1);
+    assert_int_equal(append_info(ds, "b"), 1);
+    silt_dataset_info i1, i2;
+    assert_int_equal(silt_dataset_info_get(&i1, ds), 0);
+    char sp[4096], seedh[SILT_MH_TEXT_LEN + 1], prevh[SILT_MH_TEXT_LEN + 1];
+    snprintf(sp, sizeof sp, "%s/.silt/datasets/%s/summary/head.json", g_dir, i1.id + 8);
+    silt_multihash_to_text(ds->st.seed.hash, SILT_MH_LEN, seedh);
+    silt_multihash_to_text(ds->st.last_data_event.hash, SILT_MH_LEN, prevh);
+    char *orig = tu_read_file(sp, NULL);
+    assert_non_null(orig);
+    char quoted_seed[80], quoted_prev[80];
+    snprintf(quoted_seed, sizeof quoted_seed, "\"%s\"", seedh);
+    snprintf(quoted_prev, sizeof quoted_prev, "\"%s\"", prevh);
+    const struct {
+        const char *key, *value;
+    } cases[] = {
+        {"sequenceNumber", "9"},
+        {"lastSystemTime", "\"2030-01-01T00:00:00Z\""},
+        {"watermark", "\"2029-01-01T00:00:00Z\""},
+        {"lastOffset", "1000"},
+        {"checkpoint", "{\"physicalHash\":\"f16200000000000000000000000000000000000000000000000000000000000000000\",\"size\":5}"},
+        {"schema", quoted_seed},
+        {"head", quoted_prev}, /* an ancestor, with the state of the real head */
+        {"datasetKind", "\"Derivative\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tamper_summary(sp, orig, cases[i].key, cases[i].value);
+        silt_dataset *d2 = NULL;
+        assert_int_equal(silt_dataset_open(&d2, g_ws, "untr"), 0);
+        assert_int_equal(silt_dataset_info_get(&i2, d2), 0);
+        info_eq(&i1, &i2);
+        assert_false(i2.has_last_offset);
+        assert_false(d2->st.has_checkpoint || d2->st.schema.present);
+        assert_string_equal(i2.watermark, "2020-05-01T00:00:00Z");
+        /* rebuilt silently and saved again as it was */
+        char *now = tu_read_file(sp, NULL);
+        assert_non_null(now);
+        if (strcmp(now, orig) != 0)
+            fail_msg("case %s: summary not rebuilt:\n%s", cases[i].key, now);
+        free(now);
+        silt_dataset_free(d2);
+    }
+    /* a writer opened on a tampered watermark builds on the real one */
+    tamper_summary(sp, orig, "watermark", "\"2029-01-01T00:00:00Z\"");
+    silt_dataset *d3 = NULL;
+    assert_int_equal(silt_dataset_open(&d3, g_ws, "untr"), 0);
+    assert_int_equal(silt_dataset_append_events(d3, write_tmp("wm2.yaml", "kind: AddData\nnewWatermark: 2021-01-01T00:00:00Z\n")), 1);
+    lines l;
+    memset(&l, 0, sizeof l);
+    assert_int_equal(silt_dataset_verify(d3, collect, &l), 0);
+    assert_int_equal(l.n, 0);
+    silt_dataset_free(d3);
+    free(orig);
+    silt_dataset_free(ds);
+}
+
+/* Blocks are checked against their names when they are loaded. */
+static void test_block_hash_checked(void **state)
+{
+    (void)state;
+    make_chain("bh");
+    char bp[4096];
+    block_path("bh", 2, bp, sizeof bp);
+    size_t len = 0;
+    char *bytes = tu_read_file(bp, &len);
+    assert_non_null(bytes);
+    bytes[len / 2] ^= 0x01;
+    assert_int_equal(tu_write_file(bp, bytes, len), 0);
+    free(bytes);
+    const char *h = strrchr(bp, '/') + 1;
+    char msg[512];
+    snprintf(msg, sizeof msg, "block %s does not match its hash (damaged or replaced); run 'silt verify bh'", h);
+    /* the summary does not name block 2: open works, the log stops there */
+    silt_dataset *ds = NULL;
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "bh"), 0);
+    silt_block_iter *it = NULL;
+    assert_int_equal(silt_block_iter_new(&it, ds), 0);
+    silt_block *b = NULL;
+    int n = 0, rc;
+    while ((rc = silt_block_iter_next(&b, it)) == 0 && b) {
+        n++;
+        silt_block_free(b);
+    }
+    assert_int_equal(rc, SILT_ECORRUPT);
+    assert_int_equal(n, 2);
+    assert_string_equal(silt_error_last(), msg);
+    silt_block_iter_free(it);
+    /* without a summary the rebuild walks through it: open fails */
+    char sp[4096];
+    snprintf(sp, sizeof sp, "%s/summary/head.json", ds->dir);
+    silt_dataset_free(ds);
+    assert_int_equal(unlink(sp), 0);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "bh"), SILT_ECORRUPT);
+    char full[600];
+    snprintf(full, sizeof full, "dataset 'bh': %s", msg);
+    assert_string_equal(silt_error_last(), full);
+}
+
+/* ---- a lost race is a conflict, never a rule violation ------------------- */
+
+static int append_watermark(silt_dataset *ds, int64_t sec)
+{
+    odf_AddData ad;
+    memset(&ad, 0, sizeof ad);
+    ad.has_new_watermark = true;
+    ad.new_watermark = (odf_time){sec, 0};
+    odf_union ev = {ODF_MetadataEvent_AddData, &ad};
+    return silt_ds_append_events_n(ds, &ev, 1, NULL);
+}
+
+static void test_lost_race_is_conflict(void **state)
+{
+    (void)state;
+    silt_dataset *a = NULL, *b = NULL;
+    assert_int_equal(silt_dataset_create(&a, g_ws, "race", SILT_ROOT), 0);
+    assert_int_equal(append_info(a, "start"), 1);
+    assert_int_equal(silt_dataset_open(&b, g_ws, "race"), 0);
+    char before[SILT_MH_TEXT_LEN + 1];
+    snprintf(before, sizeof before, "%s", a->head);
+    /* b moves the ref after a read it; a's event (a watermark older than
+     * b's) was built on the old head */
+    assert_int_equal(append_watermark(b, 1600000000), 0);
+    assert_int_equal(append_watermark(a, 1500000000), SILT_ECONFLICT);
+    assert_string_equal(silt_error_last(), "dataset 'race': concurrent update of race: head moved; retry");
+    assert_string_equal(a->head, before); /* the handle keeps the state it built on */
+    /* the same SetInfo on both: b lands, a conflicts (not a no-op violation) */
+    assert_int_equal(append_info(b, "same"), 1);
+    assert_int_equal(append_info(a, "same"), SILT_ECONFLICT);
+    assert_non_null(strstr(silt_error_last(), "concurrent update of race: head moved; retry"));
+    /* after a sync, a builds on the new head: the rules speak again */
+    assert_int_equal(silt_ds_sync(a), 0);
+    assert_string_equal(a->head, b->head);
+    assert_int_equal(append_watermark(a, 1500000000), SILT_EVALIDATION);
+    assert_int_equal(append_watermark(a, 1700000000), 0);
+    silt_dataset_info info;
+    assert_int_equal(silt_dataset_info_get(&info, a), 0);
+    assert_int_equal(info.num_blocks, 5);
+    lines l;
+    memset(&l, 0, sizeof l);
+    assert_int_equal(silt_dataset_verify(a, collect, &l), 0);
+    assert_int_equal(l.n, 0);
+    silt_dataset_free(a);
+    silt_dataset_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +834,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_untrusted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_block_hash_checked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_race_is_conflict, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_store.c — local file system store: atomic objects, no-op rewrites,
- * object existence/size, refs without newline and compare-and-swap. */
+ * object existence/size, the size + hash check of objects read back, refs
+ * without newline and compare-and-swap. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -141,6 +142,34 @@ static void test_refs_cas(void **state)
     silt_store_free(s);
 }
 
+static void test_check_object(void **state)
+{
+    (void)state;
+    silt_store *s = NULL;
+    assert_int_equal(silt_store_open_local(&s, g_dir, true), 0);
+    const char *data = "merge state bytes";
+    uint8_t mh[SILT_MH_LEN];
+    assert_int_equal(silt_multihash_sha3(data, strlen(data), mh), 0);
+    char text[SILT_MH_TEXT_LEN + 1], path[4096], msg[300];
+    silt_multihash_to_text(mh, SILT_MH_LEN, text);
+    snprintf(path, sizeof path, "%s/checkpoints/%s", g_dir, text);
+    assert_int_equal(silt_store_check_object(s, "checkpoints", mh, strlen(data)), SILT_ENOTFOUND);
+    snprintf(msg, sizeof msg, "checkpoints/%s is missing", text);
+    assert_string_equal(silt_error_last(), msg);
+    assert_int_equal(silt_store_put(s, "checkpoints", mh, data, strlen(data)), 0);
+    assert_int_equal(silt_store_check_object(s, "checkpoints", mh, strlen(data)), 0);
+    /* the size the block gives differs */
+    assert_int_equal(silt_store_check_object(s, "checkpoints", mh, 5), SILT_ECORRUPT);
+    snprintf(msg, sizeof msg, "checkpoints/%s has %zu bytes, expected 5", text, strlen(data));
+    assert_string_equal(silt_error_last(), msg);
+    /* same size, other bytes */
+    assert_int_equal(tu_write_file(path, "merge state BYTES", strlen(data)), 0);
+    assert_int_equal(silt_store_check_object(s, "checkpoints", mh, strlen(data)), SILT_ECORRUPT);
+    snprintf(msg, sizeof msg, "checkpoints/%s does not match its hash", text);
+    assert_string_equal(silt_error_last(), msg);
+    silt_store_free(s);
+}
+
 static void test_open_missing(void **state)
 {
     (void)state;
@@ -157,6 +186,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refs_cas, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
