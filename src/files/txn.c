@@ -1291,3 +1291,5 @@ int silt_txn_staged(silt_dataset *ds, const char *rid, silt_buf *text, silt_file
 {
     return journal_read(ds, rid, text, out, n);
 }
+
+int silt_txn_lock_objects(silt_dataset *ds, bool exclusive) { return lock_objects(ds, exclusive); }

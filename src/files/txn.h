@@ -16,6 +16,12 @@ int silt_txn_open_on_branch(silt_dataset *ds, const char *branch, char *rid);
 int silt_txn_lock_branch(silt_dataset *ds, const char *branch);
 void silt_txn_unlock_branch(int fd);
 
+/* Takes txn/objects.lock (held shared by every put from storing its
+ * objects until their journal lines are durable); gc holds it exclusive so
+ * that no object it is about to delete is staged meanwhile. Returns the fd
+ * for silt_fs_unlock. Taken before any branch lock. */
+int silt_txn_lock_objects(silt_dataset *ds, bool exclusive);
+
 /* ---- read-only access (verify, gc): no lock, no recovery -------------- */
 
 /* Is `rid` of the form ri.silt.main.transaction.<uuid>? */

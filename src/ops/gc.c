@@ -751,7 +751,7 @@ typedef struct gc_run {
     bool dry;
     int64_t grace;
     silt_gc_result res;
-    int roots_fd, retention_fd;  /* locks held for the whole run */
+    int roots_fd, retention_fd, objects_fd; /* locks held for the whole run */
     int *branch_fd;              /* transaction lock of every branch */
     size_t nbranches;
     silt_gc_scan *s;
@@ -762,8 +762,9 @@ typedef struct gc_run {
 } gc_run;
 
 /* Locks, in the order every other writer uses: the roots lock exclusive (no
- * new branch, no staged object until the sweep ends), the retention lock,
- * then the transaction lock of every branch (no put or commit). */
+ * new branch until the sweep ends), the retention lock, txn/objects.lock
+ * exclusive (no put stores or stages an object), then the transaction lock
+ * of every branch (no commit). */
 static int gc_lock(gc_run *g)
 {
     g->roots_fd = silt_ds_roots_lock(g->ds, true);
@@ -772,6 +773,9 @@ static int gc_lock(gc_run *g)
     g->retention_fd = silt_retention_lock(g->ds);
     if (g->retention_fd < 0)
         return g->retention_fd;
+    g->objects_fd = silt_txn_lock_objects(g->ds, true);
+    if (g->objects_fd < 0)
+        return g->objects_fd;
     char **names = NULL;
     int n = silt_ds_branch_names(&names, g->ds);
     if (n < 0)
@@ -794,6 +798,7 @@ static void gc_unlock(gc_run *g)
     for (size_t k = 0; k < g->nbranches; k++)
         silt_txn_unlock_branch(g->branch_fd[k]);
     free(g->branch_fd);
+    silt_fs_unlock(g->objects_fd);
     silt_retention_unlock(g->retention_fd);
     silt_fs_unlock(g->roots_fd);
 }
@@ -970,7 +975,7 @@ static int gc_sweep_rest(gc_run *g)
 int silt_gc(silt_gc_result *out, silt_dataset *ds, const silt_gc_opts *opts)
 {
     gc_run g = {.ds = ds, .o = opts, .dry = opts && opts->dry_run, .grace = grace_of(opts),
-                .roots_fd = -1, .retention_fd = -1};
+                .roots_fd = -1, .retention_fd = -1, .objects_fd = -1};
     if (out)
         memset(out, 0, sizeof *out);
     int rc = gc_lock(&g);

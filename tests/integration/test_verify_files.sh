@@ -119,6 +119,27 @@ assert_eq "$ERR" "silt: cannot branch at transaction $E1 of ex: its view has fil
 assert_contains "$(cat gc.out)" "ex: purged 1 transaction, deleted 1 object (1 bytes)"
 fails 1 "silt: dataset 'ex' has no branch 'old'" files ex@old
 ok verify ex
+# a put waits for a running gc: nothing is staged while gc decides what to delete
+ok txn start ex --type update; EP=$OUT
+printf 'fresh' >fresh.txt
+HF=$(python3 -c 'import hashlib; print("f1620"+hashlib.sha3_256(b"fresh").hexdigest())')
+flock "$E/txn/lock-master" sleep 3 & # gc waits on the branch lock, holding the others
+HOLD=$!
+sleep 0.3
+"$SILT" gc ex >gc.out 2>gc.err &
+GC=$!
+for _ in $(seq 50); do flock -n -s "$E/txn/objects.lock" true || break; sleep 0.05; done
+"$SILT" txn put ex "$EP" fresh.txt >put.out 2>put.err &
+PUT=$!
+sleep 1
+[ -e "$E/data/$HF" ] && fail "a put stored its object while gc was running" || pass
+wait "$GC" && pass || fail "gc failed: $(cat gc.err)"
+wait "$PUT" && pass || fail "put failed: $(cat put.err)"
+wait "$HOLD" || true
+[ -e "$E/data/$HF" ] && pass || fail "the put did not store its object after gc"
+ok txn commit ex "$EP"
+ok cat ex fresh.txt
+assert_eq "$OUT" "fresh"
 # a forged purge entry does not hide a deleted file of the latest view
 HB=$("$SILT" --json files ex | jget 'd[0]["contentHash"]')
 python3 - "$E/info/purged.json" "$HB" "$E2" <<'EOF'
