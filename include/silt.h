@@ -78,6 +78,11 @@ int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name
  * the array with silt_strv_free). */
 int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path);
 
+/* Opens by reference without reading the chain (no block is loaded, the
+ * summary is not used): for silt_dataset_verify_branches of a dataset whose
+ * chain may be damaged. Other calls on such a handle read the chain first. */
+int silt_dataset_open_unread(silt_dataset **out, silt_workspace *ws, const char *ref);
+
 /* Opens by reference: "name", "name@branch" or "did:odf:…". */
 int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref);
 void silt_dataset_free(silt_dataset *ds);

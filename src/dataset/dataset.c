@@ -177,6 +177,18 @@ static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char
     return 0;
 }
 
+int silt_dataset_open_unread(silt_dataset **out, silt_workspace *ws, const char *ref)
+{
+    *out = NULL;
+    char *dir = NULL, *branch = NULL;
+    int rc = resolve_ref(ws, ref, &dir, &branch);
+    if (rc == 0)
+        rc = silt_ds_open_unsynced(out, ws, dir, branch);
+    free(dir);
+    free(branch);
+    return rc;
+}
+
 int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 {
     *out = NULL;

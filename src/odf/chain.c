@@ -1007,7 +1007,39 @@ static const char *otext(bool has, uint64_t v, char out[32])
 }
 
 /* Offsets, checkpoint and watermark against the last data event. */
-static int validate_data(vctx *c)
+/* The named last data event must be the newest AddData/ExecuteTransform:
+ * walking back from the head, no other data event comes first. The walk
+ * covers the blocks after it (few: metadata after the last ingest) and at
+ * most VALIDATE_WALK of them, so its cost does not grow with the chain. */
+#define VALIDATE_WALK 64
+
+static int validate_newest_data(vctx *c)
+{
+    const odf_chain_state *st = c->st;
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, st->head, SILT_MH_LEN);
+    char h1[HTEXT], h2[HTEXT];
+    for (int i = 0; i < VALIDATE_WALK; i++) {
+        if (st->last_data_event.present && memcmp(cur, st->last_data_event.hash, SILT_MH_LEN) == 0)
+            return 0;
+        odf_MetadataBlock *b = NULL;
+        int rc = vload(c, cur, "walked", &b);
+        if (rc < 0)
+            return rc;
+        data_view v;
+        if (data_fields(b, &v))
+            return vbad("the last data event is block %s, not %s", htext(cur, SILT_MH_LEN, h1),
+                        st->last_data_event.present ? htext(st->last_data_event.hash, SILT_MH_LEN, h2) : "(none)");
+        if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+            return st->last_data_event.present ? vbad("the last data event %s is not on the chain of the head",
+                                                      htext(st->last_data_event.hash, SILT_MH_LEN, h2))
+                                               : 0;
+        memcpy(cur, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+    return 0;
+}
+
+static int validate_data_fields(vctx *c)
 {
     const odf_chain_state *st = c->st;
     if (!st->last_data_event.present) {
@@ -1069,6 +1101,12 @@ static int validate_data(vctx *c)
         v.new_data->offset_interval->end != st->last_offset)
         return vbad("the last data block does not end at offset %" PRIu64, st->last_offset);
     return 0;
+}
+
+static int validate_data(vctx *c)
+{
+    int rc = validate_data_fields(c);
+    return rc < 0 ? rc : validate_newest_data(c);
 }
 
 int odf_chain_state_validate(const odf_chain_state *st, const odf_chain_env *env)

@@ -1440,6 +1440,31 @@ static void test_state_validate(void **state)
     odf_chain_state_free(&e);
 }
 
+/* A summary that names an older real data event, consistent in every value
+ * it derives from it, is still caught: the newest data event is found by
+ * walking back from the head. */
+static void test_state_validate_stale_data_event(void **state)
+{
+    tctx *c = *state;
+    root_with_data(c); /* blocks 0..3, block 3 the last AddData */
+    odf_chain_state old;
+    assert_int_equal(odf_chain_state_copy(&old, &c->st), 0);
+    odf_AddData *e = next_add(c);
+    e->new_watermark = (odf_time){c->t0 + 200, 0};
+    append(c, blk(c, ODF_MetadataEvent_AddData, e));
+    append(c, blk(c, ODF_MetadataEvent_SetInfo, ev_info(c, "described")));
+    /* the state of block 3, moved to the real head */
+    old.seq = c->st.seq;
+    old.last_system_time = c->st.last_system_time;
+    memcpy(old.head, c->st.head, SILT_MH_LEN);
+    old.info = c->st.info;
+    char msg[400];
+    snprintf(msg, sizeof msg, "chain state: the last data event is block %s, not %s", mhtext(c->blocks[4].h),
+             mhtext(c->blocks[3].h));
+    expect_invalid(c, &old, SILT_ECORRUPT, msg);
+    odf_chain_state_free(&old);
+}
+
 static void test_state_copy(void **state)
 {
     tctx *c = *state;
@@ -1492,6 +1517,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vocab_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_validate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_validate_stale_data_event, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
