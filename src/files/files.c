@@ -366,6 +366,23 @@ static int walk(silt_dataset *ds, silt_arena *a, const uint8_t *from, bool stop_
     }
 }
 
+silt_time silt_files_commit_time(const silt_dataset *ds)
+{
+    silt_time now = silt_time_now();
+    silt_time last = {ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
+    if (!ds->st.empty && silt_time_cmp(now, last) < 0)
+        now = last;
+    int64_t ms = silt_time_to_ms(now);
+    if (silt_time_cmp(silt_time_from_ms(ms), now) < 0)
+        ms++;
+    if (ds->st.has_watermark) {
+        int64_t wm = silt_time_to_ms((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec});
+        if (ms <= wm)
+            ms = wm + 1;
+    }
+    return silt_time_from_ms(ms);
+}
+
 int silt_files_commits(silt_dataset *ds, silt_files_commit_info **out, size_t *n_out)
 {
     *out = NULL;
@@ -1016,22 +1033,7 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
             rc = silt_err(SILT_ENOTFOUND, "DELETE transaction %s: '%s' is not in the view of %s", rid, txt,
                           silt_ds_label(ds));
     }
-    /* commit time: ms, never before the last block, strictly after the watermark */
-    silt_time now = silt_time_now();
-    if (!rc) {
-        silt_time last = {ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
-        if (!ds->st.empty && silt_time_cmp(now, last) < 0)
-            now = last;
-        int64_t ms = silt_time_to_ms(now);
-        if (silt_time_cmp(silt_time_from_ms(ms), now) < 0)
-            ms++;
-        if (ds->st.has_watermark) {
-            int64_t wm = silt_time_to_ms((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec});
-            if (ms <= wm)
-                ms = wm + 1;
-        }
-        now = silt_time_from_ms(ms);
-    }
+    silt_time now = silt_files_commit_time(ds);
     char *qrid = silt_sql_str(rid);
     if (!qrid && !rc)
         rc = silt_err(SILT_ENOMEM, "out of memory");

@@ -103,6 +103,11 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
  * whole chain). 1 found (hash in block_out), 0 not found, < 0 error. */
 int silt_files_find_commit(silt_dataset *ds, const char *rid, int64_t not_before_ms, uint8_t block_out[34]);
 
+/* The time of a new commit on ds's branch (its AddData's system time and
+ * watermark): now in milliseconds, never before the last block, strictly
+ * after the watermark (ds must be synced). */
+silt_time silt_files_commit_time(const silt_dataset *ds);
+
 /* A transaction committed on a branch's chain (its AddData block). */
 typedef struct silt_files_commit_info {
     char rid[64];

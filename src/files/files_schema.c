@@ -248,20 +248,8 @@ int silt_files_schema_set(silt_dataset *ds, const char *path)
         odf_Checkpoint *cp = rc ? NULL : silt_arena_alloc(a, sizeof *cp);
         if (!rc && (!ad || !x || !cp))
             rc = silt_err(SILT_ENOMEM, "out of memory");
-        silt_time now = silt_time_now();
+        silt_time now = rc ? silt_time_now() : silt_files_commit_time(ds);
         if (!rc) {
-            silt_time last = {ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
-            if (!ds->st.empty && silt_time_cmp(now, last) < 0)
-                now = last;
-            int64_t ms = silt_time_to_ms(now);
-            if (silt_time_cmp(silt_time_from_ms(ms), now) < 0)
-                ms++;
-            if (ds->st.has_watermark) {
-                int64_t wm = silt_time_to_ms((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec});
-                if (ms <= wm)
-                    ms = wm + 1;
-            }
-            now = silt_time_from_ms(ms);
             if (ds->st.has_last_offset) {
                 ad->has_prev_offset = true;
                 ad->prev_offset = ds->st.last_offset;
