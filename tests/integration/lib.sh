@@ -199,3 +199,53 @@ info() { "$SILT" --json info "$1" | jget "$2"; }
 done_tests() {
     echo "$T_NAME: $T_PASS checks passed"
 }
+
+# ---- nginx for the ingress tests (COMPONENTS.md) -----------------------------
+
+# nginx_write_conf LOG_FORMAT: writes $NG/nginx.conf serving $WWW on
+# 127.0.0.1:$PORT; the extra directives of the server block (locations) come
+# from stdin. LOG_FORMAT is an nginx log_format string ('' = nginx's default).
+nginx_write_conf() {
+    local fmt=$1 log="access_log $NG/access.log;" extra
+    extra=$(cat)
+    if [ -n "$fmt" ]; then
+        log="log_format plain '$fmt';
+    access_log $NG/access.log plain;"
+    fi
+    cat >"$NG/nginx.conf" <<CONF
+daemon off;
+user root;
+worker_processes 1;
+pid $NG/nginx.pid;
+error_log $NG/error.log;
+events { worker_connections 64; }
+http {
+    $log
+    client_body_temp_path $NG/body;
+    proxy_temp_path $NG/proxy;
+    fastcgi_temp_path $NG/fastcgi;
+    uwsgi_temp_path $NG/uwsgi;
+    scgi_temp_path $NG/scgi;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WWW;
+$extra
+    }
+}
+CONF
+}
+
+# nginx_start: runs nginx on $NG/nginx.conf (stopped by PID at exit: its PID
+# is in $NGINX_PID and T_PIDS), waits until $PORT accepts, sets $BASE.
+nginx_start() {
+    nginx -p "$NG" -c "$NG/nginx.conf" &
+    NGINX_PID=$!
+    T_PIDS+=("$NGINX_PID")
+    local _
+    for _ in $(seq 50); do
+        python3 -c "import socket;socket.create_connection(('127.0.0.1',$PORT),1)" 2>/dev/null && break
+        sleep 0.1
+    done
+    BASE="http://127.0.0.1:$PORT"
+}

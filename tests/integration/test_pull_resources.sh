@@ -31,42 +31,15 @@ WWW="$T_DIR/www"
 NG="$T_DIR/nginx"
 mkdir -p "$WWW/private" "$WWW/q" "$NG/logs"
 PORT=$(free_port)
-cat >"$NG/nginx.conf" <<CONF
-daemon off;
-user root;
-worker_processes 1;
-pid $NG/nginx.pid;
-error_log $NG/error.log;
-events { worker_connections 64; }
-http {
-    log_format plain '\$status \$body_bytes_sent \$uri';
-    access_log $NG/access.log plain;
-    client_body_temp_path $NG/body;
-    proxy_temp_path $NG/proxy;
-    fastcgi_temp_path $NG/fastcgi;
-    uwsgi_temp_path $NG/uwsgi;
-    scgi_temp_path $NG/scgi;
-    default_type application/octet-stream;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WWW;
+nginx_write_conf "\$status \$body_bytes_sent \$uri" <<CONF
         location /private/ {
             if (\$http_authorization != "Bearer $TOKEN") { return 403; }
         }
         location /q/ {
             if (\$arg_key != "$QKEY_ENC") { return 401; }
         }
-    }
-}
 CONF
-nginx -p "$NG" -c "$NG/nginx.conf" &
-NGINX_PID=$!
-T_PIDS+=("$NGINX_PID")
-for _ in $(seq 50); do
-    python3 -c "import socket;socket.create_connection(('127.0.0.1',$PORT),1)" 2>/dev/null && break
-    sleep 0.1
-done
-BASE="http://127.0.0.1:$PORT"
+nginx_start
 # last access log line: "STATUS BYTES URI"
 last_access() { tail -n 1 "$NG/access.log"; }
 

@@ -50,25 +50,7 @@ NG="$T_DIR/nginx"
 mkdir -p "$WWW/$SEG" "$NG/logs"
 PORT=$(free_port)
 nginx_conf() { # VER
-    cat >"$NG/nginx.conf" <<CONF
-daemon off;
-user root;
-worker_processes 1;
-pid $NG/nginx.pid;
-error_log $NG/error.log;
-events { worker_connections 64; }
-http {
-    log_format plain '\$status \$body_bytes_sent';
-    access_log $NG/access.log plain;
-    client_body_temp_path $NG/body;
-    proxy_temp_path $NG/proxy;
-    fastcgi_temp_path $NG/fastcgi;
-    uwsgi_temp_path $NG/uwsgi;
-    scgi_temp_path $NG/scgi;
-    default_type application/octet-stream;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WWW;
+    nginx_write_conf "\$status \$body_bytes_sent" <<CONF
         location /$SEG/ {
             etag off;
             if (\$http_authorization != "Bearer $HTOK") { return 403; }
@@ -77,19 +59,10 @@ http {
             if (\$http_if_none_match = "\"$1-\$arg_key\"") { return 304; }
             add_header ETag "\"$1-\$arg_key\"";
         }
-    }
-}
 CONF
 }
 nginx_conf v1
-nginx -p "$NG" -c "$NG/nginx.conf" &
-NGINX_PID=$!
-T_PIDS+=("$NGINX_PID")
-for _ in $(seq 50); do
-    python3 -c "import socket;socket.create_connection(('127.0.0.1',$PORT),1)" 2>/dev/null && break
-    sleep 0.1
-done
-BASE="http://127.0.0.1:$PORT"
+nginx_start
 last_access() { tail -n 1 "$NG/access.log"; }
 
 # ---- the leak check ----------------------------------------------------------------
