@@ -1090,9 +1090,100 @@ int silt_txn_upload(char **rid_out, char *block_out, silt_dataset *ds, silt_txn_
     return 0;
 }
 
+/* ---- lists of records ------------------------------------------------------ */
+
+static int cmp_info(const void *a, const void *b)
+{
+    const silt_txn_info *x = a, *y = b;
+    silt_time tx = {0, 0}, ty = {0, 0};
+    silt_time_parse(x->created, &tx);
+    silt_time_parse(y->created, &ty);
+    int c = silt_time_cmp(tx, ty);
+    return c ? c : strcmp(x->rid, y->rid);
+}
+
+/* A growing list of records, handed out sorted (oldest first). */
+typedef struct info_vec {
+    silt_txn_info *v;
+    size_t n, cap;
+} info_vec;
+
+static int info_push(info_vec *iv, const silt_txn_info *i)
+{
+    if (iv->n == iv->cap) {
+        size_t cap = iv->cap ? iv->cap * 2 : 32;
+        silt_txn_info *nv = realloc(iv->v, cap * sizeof *nv);
+        if (!nv)
+            return silt_err(SILT_ENOMEM, "out of memory");
+        iv->v = nv;
+        iv->cap = cap;
+    }
+    iv->v[iv->n++] = *i;
+    return 0;
+}
+
+/* On success hands the sorted list out; on failure frees it. */
+static int info_finish(info_vec *iv, int rc, silt_txn_info **out, size_t *n_out)
+{
+    if (rc) {
+        free(iv->v);
+        return rc;
+    }
+    if (iv->n)
+        qsort(iv->v, iv->n, sizeof *iv->v, cmp_info);
+    *out = iv->v;
+    *n_out = iv->n;
+    return 0;
+}
+
+/* Calls fn(ctx, rid) for every record name of txn/ (a dataset without txn/
+ * has none); stops at the first error. */
+static int each_record(silt_dataset *ds, int (*fn)(void *ctx, const char *rid), void *ctx)
+{
+    char *dir = txn_path(ds, "");
+    if (!dir)
+        return SILT_ENOMEM;
+    DIR *d = opendir(dir);
+    free(dir);
+    if (!d)
+        return 0; /* no transaction yet */
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d)) != NULL)
+        if (rid_valid(e->d_name))
+            rc = fn(ctx, e->d_name);
+    closedir(d);
+    return rc;
+}
+
 /* ---- abandoned transactions ------------------------------------------------- */
 
-static int cmp_info(const void *a, const void *b);
+typedef struct recover_ctx {
+    silt_dataset *ds;
+    bool all_branches;
+    info_vec done;
+} recover_ctx;
+
+static int recover_one(void *ctx, const char *rid)
+{
+    recover_ctx *c = ctx;
+    rec r;
+    int fd = -1;
+    int rc = load_locked(c->ds, rid, &r, &fd);
+    if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
+        silt_err_clear(); /* vanished or unreadable: skipped (verify reports it) */
+        return 0;
+    }
+    if (!rc && r.i.abandoned && (c->all_branches || strcmp(r.i.branch, c->ds->branch) == 0)) {
+        char why[320];
+        abandoned_reason(&r, why, sizeof why);
+        rc = abort_locked(c->ds, &r, why);
+        if (!rc)
+            rc = info_push(&c->done, &r.i);
+    }
+    unlock_branch(fd);
+    return rc;
+}
 
 int silt_txn_recover(silt_txn_info **out, size_t *n_out, silt_dataset *ds, bool all_branches)
 {
@@ -1101,54 +1192,9 @@ int silt_txn_recover(silt_txn_info **out, size_t *n_out, silt_dataset *ds, bool 
     int rc = silt_files_require(ds);
     if (rc)
         return rc;
-    char *dir = txn_path(ds, "");
-    if (!dir)
-        return SILT_ENOMEM;
-    DIR *d = opendir(dir);
-    free(dir);
-    if (!d)
-        return 0; /* no transaction yet */
-    silt_txn_info *v = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while (!rc && (e = readdir(d)) != NULL) {
-        if (!rid_valid(e->d_name))
-            continue;
-        rec r;
-        int fd = -1;
-        rc = load_locked(ds, e->d_name, &r, &fd);
-        if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
-            silt_err_clear(); /* vanished or unreadable: skipped (verify reports it) */
-            rc = 0;
-            continue;
-        }
-        if (!rc && r.i.abandoned && (all_branches || strcmp(r.i.branch, ds->branch) == 0)) {
-            char why[320];
-            abandoned_reason(&r, why, sizeof why);
-            rc = abort_locked(ds, &r, why);
-            if (!rc && n == cap) {
-                cap = cap ? cap * 2 : 8;
-                silt_txn_info *nv = realloc(v, cap * sizeof *nv);
-                if (!nv)
-                    rc = silt_err(SILT_ENOMEM, "out of memory");
-                else
-                    v = nv;
-            }
-            if (!rc)
-                v[n++] = r.i;
-        }
-        unlock_branch(fd);
-    }
-    closedir(d);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    if (n)
-        qsort(v, n, sizeof *v, cmp_info);
-    *out = v;
-    *n_out = n;
-    return 0;
+    recover_ctx c = {ds, all_branches, {0}};
+    rc = each_record(ds, recover_one, &c);
+    return info_finish(&c.done, rc, out, n_out);
 }
 
 int silt_txn_get(silt_txn_info *out, silt_dataset *ds, const char *rid)
@@ -1162,76 +1208,41 @@ int silt_txn_get(silt_txn_info *out, silt_dataset *ds, const char *rid)
     return rc;
 }
 
-static int cmp_info(const void *a, const void *b)
+typedef struct list_ctx {
+    silt_dataset *ds;
+    info_vec found;
+} list_ctx;
+
+/* A record of ds's branch, or a committed one the branch inherited. */
+static int list_one(void *ctx, const char *rid)
 {
-    const silt_txn_info *x = a, *y = b;
-    silt_time tx = {0, 0}, ty = {0, 0};
-    silt_time_parse(x->created, &tx);
-    silt_time_parse(y->created, &ty);
-    int c = silt_time_cmp(tx, ty);
-    return c ? c : strcmp(x->rid, y->rid);
+    list_ctx *c = ctx;
+    silt_txn_info i;
+    int rc = silt_txn_get(&i, c->ds, rid);
+    if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
+        silt_err_clear(); /* vanished or unreadable: skipped (verify reports it) */
+        return 0;
+    }
+    if (rc)
+        return rc;
+    bool mine = strcmp(i.branch, c->ds->branch) == 0;
+    if (!mine && i.status == SILT_TXN_COMMITTED) {
+        uint8_t blk[SILT_MH_LEN];
+        int f = silt_files_find_commit(c->ds, i.rid, -1, blk); /* inherited from the parent */
+        if (f < 0)
+            return f;
+        mine = f == 1;
+    }
+    return mine ? info_push(&c->found, &i) : 0;
 }
 
 int silt_txn_list(silt_txn_info **out, size_t *n_out, silt_dataset *ds)
 {
     *out = NULL;
     *n_out = 0;
-    char *dir = txn_path(ds, "");
-    if (!dir)
-        return SILT_ENOMEM;
-    DIR *d = opendir(dir);
-    free(dir);
-    if (!d)
-        return 0; /* no transaction yet */
-    silt_txn_info *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while (!rc && (e = readdir(d)) != NULL) {
-        if (!rid_valid(e->d_name))
-            continue;
-        silt_txn_info i;
-        rc = silt_txn_get(&i, ds, e->d_name);
-        if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
-            silt_err_clear(); /* vanished or unreadable: skipped (verify reports it) */
-            rc = 0;
-            continue;
-        }
-        if (rc)
-            break;
-        bool mine = strcmp(i.branch, ds->branch) == 0;
-        if (!mine && i.status == SILT_TXN_COMMITTED) {
-            uint8_t blk[SILT_MH_LEN];
-            int f = silt_files_find_commit(ds, i.rid, -1, blk); /* inherited from the parent */
-            if (f < 0) {
-                rc = f;
-                break;
-            }
-            mine = f == 1;
-        }
-        if (!mine)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            silt_txn_info *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                rc = silt_err(SILT_ENOMEM, "out of memory");
-                break;
-            }
-            v = nv;
-        }
-        v[n++] = i;
-    }
-    closedir(d);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    if (n)
-        qsort(v, n, sizeof *v, cmp_info);
-    *out = v;
-    *n_out = n;
-    return 0;
+    list_ctx c = {ds, {0}};
+    int rc = each_record(ds, list_one, &c);
+    return info_finish(&c.found, rc, out, n_out);
 }
 
 /* For branch.c: rid of the branch's OPEN transaction into rid (64 bytes, ""
