@@ -75,6 +75,15 @@ static void txn_print(const silt_txn_info *t)
     putchar('\n');
 }
 
+/* Prints transactions as one JSON array. */
+static void print_txns_json(const silt_txn_info *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, txn_json(&v[i]));
+    print_json(a);
+}
+
 static int txn_list(cli_ctx *c, const char *ref)
 {
     silt_workspace *ws;
@@ -86,10 +95,7 @@ static int txn_list(cli_ctx *c, const char *ref)
     if (silt_txn_list(&v, &n, ds) < 0)
         return done(ws, ds, cli_fail(NULL));
     if (c->json) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, txn_json(&v[i]));
-        print_json(a);
+        print_txns_json(v, n);
     } else {
         for (size_t i = 0; i < n; i++)
             txn_print(&v[i]);
@@ -110,10 +116,7 @@ static int txn_recover(cli_ctx *c, const char *ref)
     if (silt_txn_recover(&v, &n, ds, strchr(ref, '@') == NULL) < 0)
         return done(ws, ds, cli_fail(NULL));
     if (c->json) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, txn_json(&v[i]));
-        print_json(a);
+        print_txns_json(v, n);
     } else if (n == 0) {
         printf("%s: no abandoned transaction\n", ref);
     } else {
