@@ -275,7 +275,34 @@ static int retain_view(silt_gc_scan *s, silt_dataset *b, const char *at)
     return rc;
 }
 
-/* Objects staged by transactions whose record is not closed. */
+/* Objects staged by one transaction unless its record is closed (a
+ * committed one's rows say what it wrote; an aborted one's are garbage);
+ * an unreadable record counts as open, to be safe. */
+static int keep_staged(silt_gc_scan *s, const char *rid)
+{
+    silt_txn_info t;
+    int rc = silt_txn_read_record(s->ds, rid, &t);
+    silt_err_clear();
+    if (rc == 0 && (t.status == SILT_TXN_COMMITTED || t.status == SILT_TXN_ABORTED))
+        return 0;
+    silt_buf text = SILT_BUF_INIT;
+    silt_files_change *ch = NULL;
+    size_t n = 0;
+    rc = silt_txn_staged(s->ds, rid, &text, &ch, &n);
+    if (rc == SILT_ENOMEM)
+        return rc;
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        if (!ch[k].remove)
+            rc = set_true(s->keep, ch[k].content_hash);
+    silt_err_clear();
+    free(ch);
+    silt_buf_free(&text);
+    return rc == SILT_ENOMEM ? rc : 0;
+}
+
+/* Objects staged by transactions whose record is not closed. The records
+ * are read directly (silt_txn_get would take the branch lock, which gc
+ * already holds). */
 static int scan_staged(silt_gc_scan *s)
 {
     char *dir = silt_path_join(s->ds->dir, "txn", NULL);
@@ -286,47 +313,11 @@ static int scan_staged(silt_gc_scan *s)
     struct dirent *de;
     while (d && !rc && (de = readdir(d)) != NULL) {
         size_t l = strlen(de->d_name);
-        if (l < 8 || strcmp(de->d_name + l - 7, ".staged") != 0)
+        if (l < 8 || strcmp(de->d_name + l - 7, ".staged") != 0 || l - 7 >= 64)
             continue;
-        char rid[128];
+        char rid[64];
         snprintf(rid, sizeof rid, "%.*s", (int)(l - 7), de->d_name);
-        /* the record is read directly (silt_txn_get would take the branch
-         * lock, which gc already holds); unreadable = kept, to be safe */
-        char *rp = silt_path_join(dir, rid, NULL);
-        silt_buf rb = SILT_BUF_INIT;
-        const char *status = NULL;
-        json_t *rj = NULL;
-        if (rp && silt_fs_read(rp, &rb) == 0 && rb.data) {
-            rj = json_loadb(rb.data, rb.len, 0, NULL);
-            status = json_string_value(json_object_get(rj, "status"));
-        }
-        bool closed = status && (strcmp(status, "COMMITTED") == 0 || strcmp(status, "ABORTED") == 0);
-        json_decref(rj);
-        silt_buf_free(&rb);
-        free(rp);
-        silt_err_clear();
-        if (closed)
-            continue; /* committed: its rows say; aborted: garbage */
-        char *p = silt_path_join(dir, de->d_name, NULL);
-        silt_buf b = SILT_BUF_INIT;
-        if (!p) {
-            rc = oom();
-            break;
-        }
-        if (silt_fs_read(p, &b) == 0 && b.data) {
-            char *save = NULL;
-            for (char *line = strtok_r(b.data, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save))
-                if (line[0] == 'P' && line[1] == '\t') {
-                    char *tab = strchr(line + 2, '\t');
-                    if (tab) {
-                        *tab = '\0';
-                        rc = set_true(s->keep, line + 2);
-                    }
-                }
-        }
-        silt_err_clear();
-        silt_buf_free(&b);
-        free(p);
+        rc = keep_staged(s, rid);
     }
     if (d)
         closedir(d);
