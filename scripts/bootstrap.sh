@@ -27,6 +27,7 @@ PACKAGES=(
   python3-croniter strace
   nginx-light
   npm nodejs
+  wrk libedit-dev
 )
 
 # One dpkg-query call for all packages (fast); it exits non-zero when some
@@ -70,6 +71,7 @@ DUCKDB_HDR_PKG='duckdb@1.4.4'
 DUCKDB_HDR_MEMBER='package/src/duckdb/src/include/duckdb.h'
 DUCKDB_HDR_SHA256='cbe6a827284375c5a646b8f27dbd3a00808ce8738b5bbb49c190cb1e08540281'
 
+install_duckdb() {
 if [[ -n "${DUCKDB_ROOT:-}" ]]; then
   hdr=''; lib=''
   for d in "$DUCKDB_ROOT" "$DUCKDB_ROOT/include"; do
@@ -80,7 +82,7 @@ if [[ -n "${DUCKDB_ROOT:-}" ]]; then
   done
   [[ -n "$hdr" ]] || die "DUCKDB_ROOT=$DUCKDB_ROOT: no duckdb.h (looked in . and include/)"
   [[ -n "$lib" ]] || die "DUCKDB_ROOT=$DUCKDB_ROOT: no libduckdb.so (looked in . and lib/)"
-  exit 0
+  return 0
 fi
 
 DEST="$ROOT/third_party/duckdb"
@@ -122,7 +124,7 @@ if ! ((need_hdr || need_lib)); then
   want="$DUCKDB_HDR_SHA256 $(fileid "$DEST_HDR")
 $DUCKDB_LIB_SHA256 $(fileid "$DEST_LIB")"
   [[ -f "$STAMP" && "$(<"$STAMP")" == "$want" ]] || write_stamp
-  exit 0
+  return 0
 fi
 rm -f "$STAMP"
 
@@ -131,7 +133,6 @@ rm -f "$STAMP"
 command -v npm >/dev/null 2>&1 || die "npm not found (needed to fetch DuckDB)"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/silt-bootstrap.XXXXXX")"
-trap 'rm -rf "$TMP"' EXIT
 
 # fetch <npm-spec> <tar-member> <expected-sha256> <destination>
 fetch() {
@@ -164,3 +165,29 @@ refusing to install it (update the pin in scripts/bootstrap.sh only after checki
 chmod 0755 "$DEST_LIB"
 write_stamp
 say "DuckDB 1.4.4 installed in ${DEST#"$ROOT"/}"
+rm -rf "$TMP"
+}
+
+# ---------------------------------------------------------------------------
+# 3. npm packages the tests use (the official Foundry client, apache-arrow)
+# ---------------------------------------------------------------------------
+# Installed from tests/node/package.json + package-lock.json (exact pins) into
+# $SILT_NPM_CACHE (default ~/.cache/silt/npm), outside the tree; re-installed
+# only when the lock file changes. Tests find them through
+# tests/integration/lib.sh (node_run).
+install_npm_test_deps() {
+  local cache="${SILT_NPM_CACHE:-$HOME/.cache/silt/npm}" want have=''
+  want="$(sha256sum "$ROOT/tests/node/package-lock.json")"; want="${want%% *}"
+  [[ -f "$cache/.lock-sha256" ]] && have="$(<"$cache/.lock-sha256")"
+  [[ "$have" == "$want" && -d "$cache/node_modules" ]] && return 0
+  command -v npm >/dev/null 2>&1 || die "npm not found (needed for the test packages)"
+  say "installing npm test packages into $cache"
+  mkdir -p "$cache"
+  cp "$ROOT/tests/node/package.json" "$ROOT/tests/node/package-lock.json" "$cache/"
+  (cd "$cache" && npm_config_update_notifier=false npm ci --no-audit --no-fund \
+      --loglevel=error </dev/null >/dev/null) || die "npm ci in $cache failed"
+  printf '%s\n' "$want" > "$cache/.lock-sha256"
+}
+
+install_duckdb
+install_npm_test_deps

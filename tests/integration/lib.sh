@@ -249,3 +249,17 @@ nginx_start() {
     done
     BASE="http://127.0.0.1:$PORT"
 }
+
+# node_run SCRIPT.mjs ARGS...: runs a Node test script with the npm packages
+# scripts/bootstrap.sh installed into $SILT_NPM_CACHE (tests/node/package.json).
+# ESM resolution ignores NODE_PATH, so the script is copied next to a
+# node_modules link in the test directory.
+node_run() {
+    local cache="${SILT_NPM_CACHE:-$HOME/.cache/silt/npm}" script="$1"
+    shift
+    [ -d "$cache/node_modules" ] || fail "npm test packages missing in $cache (run scripts/bootstrap.sh)"
+    mkdir -p "$T_DIR/.node"
+    ln -sfn "$cache/node_modules" "$T_DIR/.node/node_modules"
+    cp "$script" "$T_DIR/.node/"
+    node "$T_DIR/.node/$(basename "$script")" "$@"
+}
