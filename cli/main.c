@@ -49,6 +49,10 @@ static const char *USAGE =
     "            | marks NAME | unmark NAME RID|--all\n"
     "  gc [NAME...] [--dry-run]      delete objects no retained view needs, crash leftovers\n"
     "\n"
+    "Node:\n"
+    "  serve [--listen HOST:PORT] [--max-upload SIZE] [--allow-origin ORIGIN]...\n"
+    "                                HTTP API (Foundry datasets v2, ODF node routes); see 'silt serve --help'\n"
+    "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
@@ -105,6 +109,7 @@ static const struct {
     {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
+    {"serve", cmd_serve},
 };
 
 int main(int argc, char **argv)

@@ -92,7 +92,7 @@ def objects(src, build):
     """(layer, source path, object path) of every object of the library and
     the CLI whose source still exists (a build tree keeps stale objects of
     moved files)."""
-    for target in ["siltlib.dir", "silt.dir", "silt-serve.dir"]:
+    for target in ["siltlib.dir", "silt.dir", "siltserver.dir"]:
         base = os.path.join(build, "CMakeFiles", target)
         for dirpath, _, files in os.walk(base):
             for f in sorted(files):

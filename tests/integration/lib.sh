@@ -263,3 +263,58 @@ node_run() {
     cp "$script" "$T_DIR/.node/"
     node "$T_DIR/.node/$(basename "$script")" "$@"
 }
+
+# ---- silt serve -------------------------------------------------------------
+
+# serve_start [ARGS...]: runs `silt serve --listen 127.0.0.1:0 ARGS` on the
+# workspace of the working directory with SILT_ADMIN_TOKEN=$ADMIN (default
+# "admin-secret"), waits for its "listening on" line, and sets $BASE, $SERVE_PID
+# (stopped at exit) and $SERVE_LOG (its stderr). serve_stop sends SIGTERM and
+# waits; it fails unless the server exits 0 within 5 s.
+serve_start() {
+    : "${ADMIN:=admin-secret}"
+    SERVE_LOG="$T_DIR/serve.$$.$RANDOM.log"
+    local out="$SERVE_LOG.out" _
+    : >"$out"
+    SILT_ADMIN_TOKEN="$ADMIN" "$SILT" serve --listen 127.0.0.1:0 "$@" >"$out" 2>"$SERVE_LOG" &
+    SERVE_PID=$!
+    T_PIDS+=("$SERVE_PID")
+    for _ in $(seq 100); do
+        grep -q '^listening on ' "$out" && break
+        kill -0 "$SERVE_PID" 2>/dev/null || fail "silt serve exited at start: $(cat "$SERVE_LOG")"
+        sleep 0.05
+    done
+    BASE=$(sed -n 's/^listening on //p' "$out")
+    [ -n "$BASE" ] || fail "silt serve did not print its address: $(cat "$SERVE_LOG")"
+}
+serve_stop() {
+    kill -TERM "$SERVE_PID"
+    local _
+    for _ in $(seq 100); do
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$SERVE_PID" 2>/dev/null && fail "silt serve still running 5 s after SIGTERM"
+    wait "$SERVE_PID" || fail "silt serve exited with $? after SIGTERM"
+}
+
+# http METHOD PATH [CURL ARGS...]: a request to $BASE with the admin token
+# (TOKEN overrides; TOKEN=none sends none). Sets $HTTP_STATUS, $HTTP_BODY
+# (and the headers in $HTTP_HEADERS).
+http() {
+    local m=$1 p=$2 tok=${TOKEN:-$ADMIN}
+    shift 2
+    local auth=()
+    [ "$tok" = none ] || auth=(-H "Authorization: Bearer $tok")
+    HTTP_STATUS=$(curl -sS -o "$T_DIR/.hbody" -D "$T_DIR/.hhead" -w '%{http_code}' -X "$m" "${auth[@]}" "$@" "$BASE$p") || true
+    HTTP_BODY=$(cat "$T_DIR/.hbody")
+    HTTP_HEADERS=$(cat "$T_DIR/.hhead")
+}
+# expect_http STATUS METHOD PATH [CURL ARGS...]: http, then the status must match.
+expect_http() {
+    local want=$1
+    shift
+    http "$@"
+    [ "$HTTP_STATUS" = "$want" ] || fail "$1 $2: status $HTTP_STATUS, expected $want; body: $HTTP_BODY"
+    pass
+}

@@ -1,0 +1,267 @@
+/* router.c — request targets and route matching, with no libmicrohttpd:
+ * the fuzz target (tests/fuzz/fuzz_router.c) drives exactly this code.
+ *
+ * The raw path is split on '/' BEFORE percent-decoding, so an encoded
+ * slash (%2F, as the Foundry client sends file paths and branch names)
+ * stays inside its segment, while a raw '/' separates segments. Segments
+ * that decode to "." or "..", hold a NUL byte or invalid UTF-8, and
+ * malformed escapes are refused here, so no handler ever sees them.
+ */
+#include "http.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int srv_percent_decode(char *s, bool plus_is_space)
+{
+    char *w = s;
+    for (const char *p = s; *p; p++) {
+        if (*p == '%') {
+            int hi = hexval((unsigned char)p[1]), lo = hi < 0 ? -1 : hexval((unsigned char)p[2]);
+            if (hi < 0 || lo < 0)
+                return SILT_EINVAL;
+            int c = hi * 16 + lo;
+            if (c == 0)
+                return SILT_EINVAL;
+            *w++ = (char)c;
+            p += 2;
+        } else if (*p == '+' && plus_is_space) {
+            *w++ = ' ';
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = '\0';
+    return 0;
+}
+
+/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+static bool utf8_valid(const unsigned char *s)
+{
+    while (*s) {
+        unsigned c = *s;
+        size_t n;
+        unsigned min;
+        if (c < 0x80) {
+            s++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1, min = 0x80, c &= 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2, min = 0x800, c &= 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3, min = 0x10000, c &= 0x07;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i <= n; i++) {
+            if ((s[i] & 0xC0) != 0x80)
+                return false;
+            c = (c << 6) | (s[i] & 0x3F);
+        }
+        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            return false;
+        s += n + 1;
+    }
+    return true;
+}
+
+void srv_target_clear(srv_target *t)
+{
+    for (size_t i = 0; i < t->nseg; i++)
+        free(t->segments[i]);
+    for (size_t i = 0; i < t->nargs; i++) {
+        free(t->args[i].key);
+        free(t->args[i].value);
+    }
+    memset(t, 0, sizeof *t);
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int add_segment(srv_target *t, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (t->nseg >= SRV_MAX_SEGMENTS)
+        return SILT_EINVAL;
+    char *seg = dup_range(s, n);
+    if (!seg)
+        return SILT_ENOMEM;
+    if (srv_percent_decode(seg, false) < 0 || !utf8_valid((unsigned char *)seg) || strcmp(seg, ".") == 0 ||
+        strcmp(seg, "..") == 0) {
+        free(seg);
+        return SILT_EINVAL;
+    }
+    t->segments[t->nseg++] = seg;
+    return 0;
+}
+
+static int add_arg(srv_target *t, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (t->nargs >= SRV_MAX_ARGS)
+        return SILT_EINVAL;
+    const char *eq = memchr(s, '=', n);
+    size_t klen = eq ? (size_t)(eq - s) : n;
+    char *k = dup_range(s, klen);
+    char *v = eq ? dup_range(eq + 1, n - klen - 1) : dup_range("", 0);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return SILT_ENOMEM;
+    }
+    if (srv_percent_decode(k, true) < 0 || srv_percent_decode(v, true) < 0 || !utf8_valid((unsigned char *)k) ||
+        !utf8_valid((unsigned char *)v)) {
+        free(k);
+        free(v);
+        return SILT_EINVAL;
+    }
+    t->args[t->nargs].key = k;
+    t->args[t->nargs].value = v;
+    t->nargs++;
+    return 0;
+}
+
+int srv_target_parse(srv_target *t, const char *raw_path, const char *raw_query)
+{
+    memset(t, 0, sizeof *t);
+    int rc = 0;
+    const char *p = raw_path ? raw_path : "";
+    while (rc == 0 && *p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        rc = add_segment(t, p, n);
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    const char *q = raw_query;
+    while (rc == 0 && q && *q) {
+        const char *e = strchr(q, '&');
+        size_t n = e ? (size_t)(e - q) : strlen(q);
+        rc = add_arg(t, q, n);
+        q += n;
+        if (*q == '&')
+            q++;
+    }
+    if (rc < 0)
+        srv_target_clear(t);
+    return rc;
+}
+
+/* ---- matching ------------------------------------------------------------ */
+
+#define MAX_TOKENS 16
+
+/* Splits a pattern into tokens (borrowed pointers into a copy). */
+static size_t pattern_tokens(const char *pattern, char *copy, size_t cap, char **tok)
+{
+    size_t len = strlen(pattern);
+    if (len >= cap)
+        return 0;
+    memcpy(copy, pattern, len + 1);
+    size_t n = 0;
+    for (char *save = NULL, *s = strtok_r(copy, "/", &save); s && n < MAX_TOKENS; s = strtok_r(NULL, "/", &save))
+        tok[n++] = s;
+    return n;
+}
+
+/* Matches segments [0, nseg) against tokens; fills captures. */
+static bool match_tokens(char **tok, size_t ntok, const srv_target *t, const char **params, size_t *nparams,
+                         char *joined, size_t joined_cap)
+{
+    size_t star = ntok;
+    for (size_t i = 0; i < ntok; i++)
+        if (tok[i][0] == '*')
+            star = i;
+    if (star == ntok ? t->nseg != ntok : t->nseg < ntok)
+        return false;
+    size_t np = 0;
+    size_t extra = t->nseg - ntok; /* segments the star takes beyond one */
+    for (size_t i = 0, s = 0; i < ntok; i++) {
+        const char *k = tok[i];
+        if (k[0] == ':') {
+            params[np++] = t->segments[s++];
+        } else if (k[0] == '*') {
+            size_t used = 0;
+            for (size_t j = s; j <= s + extra; j++) {
+                size_t l = strlen(t->segments[j]);
+                if (used + l + 2 > joined_cap)
+                    return false;
+                if (j > s)
+                    joined[used++] = '/';
+                memcpy(joined + used, t->segments[j], l);
+                used += l;
+            }
+            joined[used] = '\0';
+            params[np++] = joined;
+            s += extra + 1;
+        } else {
+            if (strcmp(k, t->segments[s]) != 0)
+                return false;
+            s++;
+        }
+    }
+    *nparams = np;
+    return true;
+}
+
+static const srv_route_table *const TABLES[] = {&SRV_FOUNDRY_ROUTES, &SRV_ODF_ROUTES, &SRV_BASIC_ROUTES};
+
+srv_match_result srv_route_match(srv_method m, const srv_target *t, const srv_route **route,
+                                 const char **params, size_t *nparams, char *joined, size_t joined_cap,
+                                 srv_family *family, unsigned *allowed)
+{
+    *route = NULL;
+    *nparams = 0;
+    *allowed = 0;
+    *family = SRV_FAMILY_PLAIN;
+    const char *first = t->nseg ? t->segments[0] : "";
+    for (size_t ti = 0; ti < sizeof TABLES / sizeof TABLES[0]; ti++) {
+        const srv_route_table *tab = TABLES[ti];
+        if (tab->prefix && strcmp(tab->prefix, first) != 0)
+            continue;
+        *family = tab->family;
+        for (size_t i = 0; i < tab->n; i++) {
+            const srv_route *r = &tab->routes[i];
+            char copy[256], *tok[MAX_TOKENS];
+            size_t ntok = pattern_tokens(r->pattern, copy, sizeof copy, tok);
+            const char *p[8];
+            size_t np = 0;
+            if (!match_tokens(tok, ntok, t, p, &np, joined, joined_cap))
+                continue;
+            unsigned ms = r->methods | ((r->methods & SRV_GET) ? SRV_HEAD : 0);
+            if (!(ms & (unsigned)m)) {
+                *allowed |= ms;
+                continue;
+            }
+            *route = r;
+            memcpy((void *)params, p, np * sizeof *p);
+            *nparams = np;
+            return SRV_MATCHED;
+        }
+        return *allowed ? SRV_BAD_METHOD : SRV_NO_ROUTE;
+    }
+    return SRV_NO_ROUTE;
+}
