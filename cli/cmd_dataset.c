@@ -156,6 +156,7 @@ static json_t *info_json(const silt_dataset_info *in)
                         in->has_last_offset ? json_integer((json_int_t)in->last_offset) : json_null());
     json_object_set_new(o, "watermark", in->has_watermark ? json_string(in->watermark) : json_null());
     json_object_set_new(o, "lastSystemTime", json_string(in->last_system_time));
+    json_object_set_new(o, "rid", json_string(in->rid));
     return o;
 }
 
@@ -230,6 +231,7 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
     } else {
         printf("Name:          %s\n", in.name);
         printf("ID:            %s\n", in.id);
+        printf("RID:           %s\n", in.rid);
         printf("Branch:        %s\n", in.branch);
         printf("Kind:          %s\n", in.kind == SILT_ROOT ? "Root" : "Derivative");
         printf("Head:          %s\n", in.head);

@@ -83,7 +83,12 @@ int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char 
  * chain may be damaged. Other calls on such a handle read the chain first. */
 int silt_dataset_open_unread(silt_dataset **out, silt_workspace *ws, const char *ref);
 
-/* Opens by reference: "name", "name@branch" or "did:odf:…". */
+/* Prefix of dataset RIDs ("ri.silt.main.dataset.<uuid>", the Foundry-style
+ * id of silt_dataset_info.rid). */
+#define SILT_DATASET_RID_PREFIX "ri.silt.main.dataset."
+
+/* Opens by reference: "name", "name@branch", "did:odf:…" or a dataset RID
+ * "ri.silt.main.dataset.<uuid>". */
 int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref);
 void silt_dataset_free(silt_dataset *ds);
 
@@ -112,6 +117,8 @@ typedef struct silt_dataset_info {
     bool has_polling_source;
     size_t num_push_sources;
     uint64_t data_size;    /* bytes of data slices */
+    const char *rid;       /* "ri.silt.main.dataset.<uuid>": derived from the id, so stable
+                              across renames and workspaces (Foundry API datasetRid) */
 } silt_dataset_info;
 
 int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds);

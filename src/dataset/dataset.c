@@ -28,6 +28,8 @@
 #include "odf/yaml.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/multiformats.h"
 #include "util/timeutil.h"
 
 /* ---- handles ------------------------------------------------------------ */
@@ -104,8 +106,10 @@ static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, con
     }
     if (rc == 0 && sync)
         rc = silt_ds_sync(ds);
-    if (rc == 0)
+    if (rc == 0) {
         silt_did_to_text(ds->st.dataset_id, ds->id);
+        silt_ds_rid_of(ds->st.dataset_id, ds->rid);
+    }
     if (rc < 0) {
         silt_dataset_free(ds);
         return rc;
@@ -122,6 +126,52 @@ int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, co
 int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
 {
     return open_dir(out, ws, dir, branch, false);
+}
+
+void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64])
+{
+    static const char TAG[] = "silt.dev/dataset-rid";
+    uint8_t in[sizeof TAG - 1 + SILT_DID_LEN], h[SILT_SHA3_256_LEN];
+    memcpy(in, TAG, sizeof TAG - 1);
+    memcpy(in + sizeof TAG - 1, did, SILT_DID_LEN);
+    if (silt_sha3_256(in, sizeof in, h) < 0)
+        memset(h, 0, sizeof h);
+    h[6] = (uint8_t)((h[6] & 0x0f) | 0x80);
+    h[8] = (uint8_t)((h[8] & 0x3f) | 0x80);
+    snprintf(out, 64,
+             SILT_DATASET_RID_PREFIX "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", h[0],
+             h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]);
+}
+
+/* The dataset directory whose id gives `rid` (malloc'd into *dir_out). */
+static int find_by_rid(silt_workspace *ws, const char *rid, char **dir_out)
+{
+    DIR *d = opendir(ws->datasets);
+    if (!d)
+        return silt_err(SILT_EIO, "%s: cannot list datasets: %s", ws->datasets, strerror(errno));
+    int rc = silt_err(SILT_ENOTFOUND, "dataset '%s' not found", rid);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        silt_buf b = SILT_BUF_INIT;
+        char got[64];
+        bool match = silt_multibase_decode(e->d_name, &b) == 0 && b.len == SILT_DID_LEN;
+        if (match) {
+            silt_ds_rid_of((const uint8_t *)b.data, got);
+            match = strcmp(got, rid) == 0;
+        }
+        silt_buf_free(&b);
+        if (match) {
+            *dir_out = silt_path_join(ws->datasets, e->d_name, NULL);
+            rc = *dir_out ? 0 : silt_err(SILT_ENOMEM, "dataset: out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    if (rc == SILT_ENOTFOUND)
+        silt_err(SILT_ENOTFOUND, "dataset '%s' not found", rid);
+    return rc;
 }
 
 /* Resolves a reference to the dataset directory (malloc'd) and the branch
@@ -149,6 +199,8 @@ static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char
         *dir_out = dir;
         return 0;
     }
+    if (strncmp(ref, SILT_DATASET_RID_PREFIX, strlen(SILT_DATASET_RID_PREFIX)) == 0)
+        return find_by_rid(ws, ref, dir_out);
     const char *at = strchr(ref, '@');
     char name[128];
     size_t nlen = at ? (size_t)(at - ref) : strlen(ref);
@@ -635,6 +687,7 @@ int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds)
     const odf_chain_state *st = &ds->st;
     out->name = ds->name;
     out->id = ds->id;
+    out->rid = ds->rid;
     out->branch = ds->branch;
     out->kind = st->dataset_kind == ODF_DatasetKind_Derivative ? SILT_DERIVATIVE : SILT_ROOT;
     out->head = ds->head;

@@ -31,12 +31,19 @@ struct silt_dataset {
     char *branch;       /* "master" or the branch name (owned) */
     char *ref;          /* store ref: "head" or "branches/<b>" (owned) */
     char id[SILT_DID_TEXT_LEN + 1];
+    char rid[64];       /* ri.silt.main.dataset.<uuid>, derived from the id */
     silt_store *store;  /* owned */
     odf_chain_state st; /* state at `head` (the summary) */
     char head[SILT_MH_TEXT_LEN + 1];
     char watermark[40];
     char last_system_time[40];
 };
+
+/* The dataset RID of a dataset id: "ri.silt.main.dataset.<uuid>", the UUID
+ * being the first 16 bytes of SHA3-256("silt.dev/dataset-rid" || did) with
+ * the version nibble 8 and the RFC 9562 variant. Stable for the dataset
+ * (renames, copies, other workspaces), needs no storage. out: 64 bytes. */
+void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64]);
 
 /* ---- workspace.c ---- */
 

@@ -74,8 +74,29 @@ ok log alpha --json
 assert_eq "$(echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["hash"]==sys.argv[1], d[0]["event"]["kind"], d[0]["sequenceNumber"])' "$head")" "True Seed 0" "log --json"
 fails_like 1 "dataset 'nope' not found" log nope
 
+# --- dataset RIDs: derived from the id, stable across renames -----------------------
+RID=$(info alpha "d['rid']")
+DID=$(info alpha "d['id']")
+# the UUID is SHA3-256("silt.dev/dataset-rid" || did bytes)[0:16], version 8, RFC 9562 variant
+WANT=$(python3 - "$DID" <<'PY'
+import hashlib, sys
+did = bytes.fromhex(sys.argv[1][len("did:odf:f"):])
+h = bytearray(hashlib.sha3_256(b"silt.dev/dataset-rid" + did).digest()[:16])
+h[6] = (h[6] & 0x0F) | 0x80
+h[8] = (h[8] & 0x3F) | 0x80
+x = h.hex()
+print(f"ri.silt.main.dataset.{x[0:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}")
+PY
+)
+assert_eq "$RID" "$WANT" "rid derived from the did"
+ok info "$RID"
+assert_contains "$OUT" "Name:          alpha"
+assert_contains "$OUT" "RID:           $RID"
+fails_like 1 "dataset 'ri.silt.main.dataset.00000000-0000-8000-8000-000000000000' not found" info ri.silt.main.dataset.00000000-0000-8000-8000-000000000000
+
 # --- rename / delete ------------------------------------------------------------
 ok rename alpha gamma
+assert_eq "$(info gamma "d['rid']")" "$RID" "rid after rename"
 fails_like 1 "dataset 'alpha' not found" info alpha
 ok info gamma
 fails_like 1 "dataset 'beta' already exists" rename gamma beta
