@@ -49,6 +49,12 @@ static const char *USAGE =
     "            | marks NAME | unmark NAME RID|--all\n"
     "  gc [NAME...] [--dry-run]      delete objects no retained view needs, crash leftovers\n"
     "\n"
+    "API tokens (silt serve):\n"
+    "  token create NAME [--read|--write|--admin] [--dataset PATTERN]... [--expires-days N]\n"
+    "                                new bearer token; prints its secret once\n"
+    "  token list                    name, scope, datasets, created, expires, last used\n"
+    "  token revoke NAME             the token's secret is refused from now on\n"
+    "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
@@ -105,6 +111,7 @@ static const struct {
     {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
+    {"token", cmd_token},
 };
 
 int main(int argc, char **argv)
