@@ -61,6 +61,15 @@ const char *silt_scope_name(silt_scope s)
     return s >= SILT_SCOPE_READ && s <= SILT_SCOPE_ADMIN ? SCOPE_NAMES[s] : "?";
 }
 
+/* s, or "" when it holds a character that would break a one-line message. */
+static const char *shown(const char *s)
+{
+    for (const char *p = s ? s : ""; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return "";
+    return s ? s : "";
+}
+
 bool silt_token_name_ok(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
@@ -199,7 +208,7 @@ static int check_keys(const json_t *o, const char *const *keys, const char *path
         while (keys[i] && strcmp(keys[i], key) != 0)
             i++;
         if (!keys[i])
-            return silt_err(SILT_EINVAL, "%s: %s: unknown key '%.64s'", path, what, key);
+            return silt_err(SILT_EINVAL, "%s: %s: unknown key '%.64s'", path, what, shown(key));
     }
     return 0;
 }
@@ -550,13 +559,13 @@ static int check_create_args(const char *name, silt_scope scope, const char *con
 {
     if (!silt_token_name_ok(name))
         return silt_err(SILT_EINVAL, "invalid token name '%.80s': use 1..%d characters of [A-Za-z0-9._-]",
-                        name ? name : "", SILT_TOKEN_NAME_MAX);
+                        shown(name), SILT_TOKEN_NAME_MAX);
     if (scope < SILT_SCOPE_READ || scope > SILT_SCOPE_ADMIN)
         return silt_err(SILT_EINVAL, "token '%s': unknown scope %d", name, (int)scope);
     for (size_t i = 0; i < npatterns; i++)
         if (!patterns || !silt_token_pattern_ok(patterns[i]))
             return silt_err(SILT_EINVAL, "token '%s': dataset pattern '%.80s' must be 1..%d printable ASCII characters",
-                            name, patterns && patterns[i] ? patterns[i] : "", PATTERN_MAX);
+                            name, shown(patterns ? patterns[i] : NULL), PATTERN_MAX);
     if (expires_days > MAX_DAYS)
         return silt_err(SILT_EINVAL, "token '%s': expires-days must be at most %d", name, MAX_DAYS);
     return 0;
@@ -699,7 +708,7 @@ static int revoke_locked(const tok_paths *p, const char *name)
 int silt_token_revoke(silt_workspace *ws, const char *name)
 {
     if (!silt_token_name_ok(name))
-        return silt_err(SILT_ENOTFOUND, "no token named '%.80s'", name ? name : "");
+        return silt_err(SILT_ENOTFOUND, "no token named '%.80s'", shown(name));
     tok_paths p;
     int rc = paths_get(&p, ws);
     if (rc < 0)

@@ -102,6 +102,9 @@ unchanged_after 2 "silt: token revoke: unknown option '--all' $H" token revoke -
 unchanged_after 1 "silt: token 'ci' already exists" token create ci --admin
 unchanged_after 1 "silt: invalid token name 'a b': use 1..64 characters of [A-Za-z0-9._-]" token create 'a b'
 unchanged_after 1 "silt: invalid token name 'a/b': use 1..64 characters of [A-Za-z0-9._-]" token create a/b
+unchanged_after 1 "silt: invalid token name '': use 1..64 characters of [A-Za-z0-9._-]" token create $'a\nb'
+unchanged_after 1 "silt: token 'x': dataset pattern '' must be 1..255 printable ASCII characters" \
+    token create x --dataset $'a\nb'
 LONG=$(printf 'x%.0s' $(seq 65))
 unchanged_after 1 "silt: invalid token name '$LONG': use 1..64 characters of [A-Za-z0-9._-]" token create "$LONG"
 unchanged_after 1 "silt: token 'x': dataset pattern '' must be 1..255 printable ASCII characters" \
