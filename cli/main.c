@@ -53,6 +53,12 @@ static const char *USAGE =
     "  serve [--listen HOST:PORT] [--max-upload SIZE] [--allow-origin ORIGIN]...\n"
     "                                HTTP API (Foundry datasets v2, ODF node routes); see 'silt serve --help'\n"
     "\n"
+    "API tokens (silt serve):\n"
+    "  token create NAME [--read|--write|--admin] [--dataset PATTERN]... [--expires-days N]\n"
+    "                                new bearer token; prints its secret once\n"
+    "  token list                    name, scope, datasets, created, expires, last used\n"
+    "  token revoke NAME             the token's secret is refused from now on\n"
+    "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
@@ -110,6 +116,7 @@ static const struct {
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
     {"serve", cmd_serve},
+    {"token", cmd_token},
 };
 
 int main(int argc, char **argv)

@@ -631,6 +631,89 @@ int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opt
  * 1 yes (rid of its transaction into rid_out, 64 bytes), 0 no. */
 int silt_files_purged(char *rid_out, silt_dataset *ds, const char *content_hash);
 
+/* ---- API tokens (src/ops/tokens.c; docs/server.md "Tokens") -------------- */
+
+/* Bearer tokens for `silt serve`. Stored in `.silt/tokens.json` (mode 0600;
+ * a file readable or writable by group or others is refused with
+ * SILT_EINVAL "…/tokens.json: mode 0644 is too open: …"), one entry per
+ * token: name, SHA-256 (hex) of the secret, scope, dataset patterns,
+ * created, expires, last used. The secret itself is never stored: it is
+ * returned once by silt_token_create. Secret format: "silt_" followed by
+ * 43 base64url characters (RFC 4648 §5, no padding) of 32 bytes from the
+ * kernel's CSPRNG; the stored hash is SHA-256 of the whole text, prefix
+ * included. Every change is an atomic rewrite under the flock of
+ * `.silt/tokens.lock`, so `silt token` and a running server can work at
+ * once. Times are RFC 3339 UTC, whole seconds, from the clock of the rest
+ * of silt (SILT_FAKE_SYSTEM_TIME honoured). */
+
+typedef enum silt_scope { SILT_SCOPE_READ = 1, SILT_SCOPE_WRITE = 2, SILT_SCOPE_ADMIN = 3 } silt_scope;
+/* "read" | "write" | "admin" -> *out; SILT_EINVAL "unknown scope 'x' (read,
+ * write or admin)" otherwise. */
+int silt_scope_parse(silt_scope *out, const char *name);
+/* "read" | "write" | "admin" (static); "?" for other values. */
+const char *silt_scope_name(silt_scope s);
+
+#define SILT_TOKEN_NAME_MAX 64
+
+typedef struct silt_token_info {
+    char name[SILT_TOKEN_NAME_MAX + 1];
+    silt_scope scope;
+    char **datasets;     /* dataset name patterns (malloc'd, each and the array); none = every dataset */
+    size_t ndatasets;
+    char created[40];    /* RFC 3339 */
+    char expires[40];    /* RFC 3339; "" = never */
+    char last_used[40];  /* RFC 3339; "" = never (recorded at most once a minute) */
+} silt_token_info;
+
+/* Frees the patterns of one info and zeroes it (NULL is a no-op). */
+void silt_token_info_clear(silt_token_info *t);
+/* Clears each of v[0..n) and frees v (NULL is a no-op). */
+void silt_token_infos_free(silt_token_info *v, size_t n);
+
+/* Creates token `name` ([A-Za-z0-9._-], 1..64 chars) with `scope`, limited
+ * to the datasets matching one of `patterns` (fnmatch globs, each 1..255
+ * printable characters; npatterns 0 = every dataset), expiring
+ * `expires_days` days (at most 36500) after now (<= 0: never). *secret_out
+ * receives the secret (malloc'd; the caller frees it, and should wipe it
+ * first); it is not kept anywhere. info_out (may be NULL) receives the
+ * stored entry (clear with silt_token_info_clear). Errors: SILT_EEXISTS
+ * "token 'x' already exists", SILT_EINVAL for a bad name, scope, pattern or
+ * day count, the errors of reading tokens.json. */
+int silt_token_create(char **secret_out, silt_token_info *info_out, silt_workspace *ws, const char *name,
+                      silt_scope scope, const char *const *patterns, size_t npatterns, int64_t expires_days);
+/* Every token, sorted by name, expired ones included. *out malloc'd (free
+ * with silt_token_infos_free; NULL when n is 0). No tokens file = none. */
+int silt_token_list(silt_token_info **out, size_t *n, silt_workspace *ws);
+/* Deletes token `name`: its secret is refused from the next check on.
+ * SILT_ENOTFOUND "no token named 'x'". */
+int silt_token_revoke(silt_workspace *ws, const char *name);
+
+/* For the server: a thread-safe, cached view of tokens.json. The set
+ * copies the path it needs; ws may be freed before the set. */
+typedef struct silt_token_set silt_token_set;
+int silt_token_set_open(silt_token_set **out, silt_workspace *ws);
+/* Authenticates a presented secret (the text after "Bearer "). 0 and *out
+ * filled (clear with silt_token_info_clear) when it is the secret of an
+ * unexpired token; SILT_ENOTFOUND "invalid or expired token" otherwise
+ * (unknown, revoked, expired, empty or NULL: one message, no detail). The
+ * time taken does not depend on which bytes of the secret are right: the
+ * presented secret is hashed and compared against every stored hash with
+ * CRYPTO_memcmp, without early exit. Sees tokens created or revoked since
+ * the last call: the file is stat()ed on every call and reloaded when its
+ * inode, size, mtime or ctime changed (the loaded file is kept open, so its
+ * inode cannot be reused by a later version). Records the last use of a
+ * token at most once a minute (a rewrite of tokens.json under its lock; a
+ * failure to record is ignored). Other errors (SILT_EINVAL for a tokens
+ * file that is too open or malformed, SILT_EIO) mean that no request can
+ * be authenticated until the file is fixed: the server should answer 500
+ * and log silt_error_last(). Safe to call from many threads at once. */
+int silt_token_set_check(silt_token_set *s, const char *secret, silt_token_info *out);
+void silt_token_set_free(silt_token_set *s);
+/* Does token t allow dataset `dataset_name`: no patterns = every dataset,
+ * else a match of one pattern (fnmatch(3) without FNM_PATHNAME/FNM_PERIOD,
+ * so '*' matches '.' and '/'). */
+bool silt_token_allows(const silt_token_info *t, const char *dataset_name);
+
 #ifdef __cplusplus
 }
 #endif
