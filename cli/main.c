@@ -66,6 +66,7 @@ static const char *USAGE =
     "  block hash FILE.yaml          multihash of a block's canonical binary form\n"
     "  block decode FILE             binary block -> YAML\n"
     "\n"
+    "'silt help COMMAND' or 'silt COMMAND --help' shows a command's options and an example.\n"
     "Exit codes: 0 ok, 1 failed, 2 usage error.\n";
 
 int cli_fail(const char *fmt, ...)
@@ -119,6 +120,30 @@ static const struct {
     {"token", cmd_token},
 };
 
+/* `silt help [COMMAND | --man | --completion bash|zsh]` */
+static int help(int argc, char **argv)
+{
+    if (argc == 0) {
+        fputs(USAGE, stdout);
+        return EXIT_OK;
+    }
+    if (argc == 1 && strcmp(argv[0], "--man") == 0) {
+        cli_help_man(stdout);
+        return EXIT_OK;
+    }
+    if (argc == 2 && strcmp(argv[0], "--completion") == 0)
+        return cli_help_completion(argv[1]) == 0 ? EXIT_OK
+                                                 : cli_usage("help --completion: unknown shell '%s' (bash or zsh)", argv[1]);
+    if (argc == 1 && cli_help_command(argv[0]) == 0)
+        return EXIT_OK;
+    if (argc == 1) {
+        const char *near = cli_help_suggest(argv[0]);
+        return near ? cli_usage("help: unknown command '%s' (did you mean '%s'?)", argv[0], near)
+                    : cli_usage("help: unknown command '%s'", argv[0]);
+    }
+    return cli_usage("help takes one COMMAND, --man or --completion SHELL");
+}
+
 int main(int argc, char **argv)
 {
     cli_ctx c = {0};
@@ -155,9 +180,17 @@ int main(int argc, char **argv)
     }
     const char *cmd = args[0];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(USAGE, stdout);
+        int rc = help(n - 1, args + 1);
         free(args);
-        return EXIT_OK;
+        return rc;
+    }
+    /* `silt CMD --help` / `-h` (before a literal "--") is that command's help */
+    for (int i = 1; i < n && strcmp(args[i], "--") != 0; i++) {
+        if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
+            int rc = cli_help_command(cmd) == 0 ? EXIT_OK : cli_usage("unknown command '%s'", cmd);
+            free(args);
+            return rc;
+        }
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("silt %s\n", SILT_VERSION);
@@ -171,6 +204,9 @@ int main(int argc, char **argv)
             return rc;
         }
     }
+    const char *near = cli_help_suggest(cmd);
+    int rc = near ? cli_usage("unknown command '%s' (did you mean '%s'?)", cmd, near)
+                  : cli_usage("unknown command '%s'", cmd);
     free(args);
-    return cli_usage("unknown command '%s'", cmd);
+    return rc;
 }

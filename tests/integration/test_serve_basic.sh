@@ -16,7 +16,7 @@ fails_like 1 "--listen '127.0.0.1:99999': the port must be a number 0..65535" se
 fails_like 1 "--listen 'example.org:80': Name or service not known (give a numeric address, e.g. 127.0.0.1 or [::1])" \
     serve --listen example.org:80
 ok serve --help
-assert_contains "$OUT" "usage: silt serve [--listen HOST:PORT]"
+assert_contains "$OUT" "silt serve [--listen HOST:PORT]"
 assert_contains "$OUT" "SILT_ADMIN_TOKEN"
 assert_contains "$OUT" "Example:"
 mkdir -p empty
