@@ -55,5 +55,6 @@ int cmd_cat(cli_ctx *c, int argc, char **argv);
 int cmd_branch(cli_ctx *c, int argc, char **argv);
 int cmd_retention(cli_ctx *c, int argc, char **argv);
 int cmd_gc(cli_ctx *c, int argc, char **argv);
+int cmd_read_table(cli_ctx *c, int argc, char **argv);
 
 #endif

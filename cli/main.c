@@ -29,6 +29,8 @@ static const char *USAGE =
     "                                allows any statement and file (local exploration only)\n"
     "  tail NAME [-n N] [--format F] [--output FILE]   newest records (default 10)\n"
     "  schema NAME [--json|--yaml]   current schema\n"
+    "  read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
+    "      [--output FILE]           the table as an Arrow IPC stream (readTable) or CSV\n"
     "  pull NAME...|--all [--fetch-uncacheable] [--set-watermark T]\n"
     "                                run polling sources (one AddData per new batch)\n"
     "  sources | flows               list Source / Flow resources (silt add)\n"
@@ -105,6 +107,7 @@ static const struct {
     {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
+    {"read-table", cmd_read_table},
 };
 
 int main(int argc, char **argv)
