@@ -6,11 +6,12 @@
 //
 // Schema lines: "name: <Arrow type as apache-arrow prints it>[ not null]".
 // Values as JSON: 64-bit integers and decimals as strings (exact), NaN /
-// infinities as strings, binary as hex strings, dates and timestamps as
-// apache-arrow gives them (numbers), lists as arrays, structs and maps as
-// objects; a row is an array of values in column order.
+// infinities as strings, binary as hex strings, top-level dates, times and
+// timestamps as the stored integers (in the unit of the type; 64-bit ones
+// as strings), lists as arrays, structs and maps as objects; a row is an
+// array of values in column order. The last line counts rows and batches.
 import { readFileSync } from "node:fs";
-import { RecordBatchStreamReader, Type, util } from "apache-arrow";
+import { MessageHeader, MessageReader, RecordBatchStreamReader, Type } from "apache-arrow";
 
 const [file, flag, col] = process.argv.slice(2);
 const bytes = readFileSync(file);
@@ -62,12 +63,31 @@ function value(v, type) {
   return v;
 }
 
-let rows = 0, batches = 0, sum = 0n;
+// Top-level dates, times and timestamps: the stored integer (exact; get()
+// would give milliseconds as a float).
+const RAW = new Set([Type.Timestamp, Type.Time, Type.Date]);
+function cell(vec, type, r) {
+  if (!RAW.has(type.typeId)) return value(vec.get(r), type);
+  if (!vec.isValid(r)) return null;
+  const d = vec.data[0];
+  const x = d.values[d.offset + r];
+  return typeof x === "bigint" ? x.toString() : x;
+}
+
+// RecordBatch messages, counted from the messages themselves (the batch
+// reader hands out one empty batch for a stream without any).
+let batches = 0;
+const messages = new MessageReader(bytes);
+for (const m of messages) {
+  if (m.headerType === MessageHeader.RecordBatch) batches++;
+  if (m.bodyLength) messages.readMessageBody(m.bodyLength);
+}
+
+let rows = 0, sum = 0n;
 const out = [];
 if (flag !== "--sum")
   for (const f of schema.fields) out.push(`${f.name}: ${f.type}${f.nullable ? "" : " not null"}`);
 for (const batch of reader) {
-  batches++;
   rows += batch.numRows;
   if (flag === "--sum") {
     const v = batch.getChild(col);
@@ -75,7 +95,7 @@ for (const batch of reader) {
     continue;
   }
   const cols = schema.fields.map((f, i) => [batch.getChildAt(i), f.type]);
-  for (let r = 0; r < batch.numRows; r++) out.push(JSON.stringify(cols.map(([v, t]) => value(v.get(r), t))));
+  for (let r = 0; r < batch.numRows; r++) out.push(JSON.stringify(cols.map(([v, t]) => cell(v, t, r))));
 }
 if (flag === "--sum") out.push(`rows=${rows} batches=${batches} sum=${sum}`);
 else out.push(`rows=${rows} batches=${batches}`);
