@@ -131,14 +131,85 @@ static int start_csv(silt_rstream *s)
     return rc ? silt_err(SILT_ENOMEM, "read-table: out of memory") : 0;
 }
 
-/* Prepares the statement (CSV: inside the text wrapper) into s->prep. */
+typedef struct time_ns {
+    bool *is; /* per column */
+    size_t n, row;
+} time_ns;
+
+static int describe_row(void *ctx, size_t ncols, const char *const *names, const char *const *values)
+{
+    time_ns *t = ctx;
+    for (size_t c = 0; c < ncols; c++)
+        if (strcmp(names[c], "column_type") == 0 && t->row < t->n)
+            t->is[t->row] = values[c] && strcmp(values[c], "TIME_NS") == 0;
+    t->row++;
+    return 0;
+}
+
+/* Which columns are TIME_NS: the C API reports them as INVALID, so the
+ * column types of DESCRIBE tell, asked only when some type is INVALID. */
+static int find_time_ns(silt_engine *e, duckdb_prepared_statement prep, const char *inner, time_ns *t)
+{
+    bool invalid = false;
+    for (size_t c = 0; c < t->n && !invalid; c++)
+        invalid = duckdb_prepared_statement_column_type(prep, c) == DUCKDB_TYPE_INVALID;
+    if (!invalid)
+        return 0;
+    silt_buf d = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&d, "DESCRIBE %s", inner);
+    if (!rc)
+        rc = silt_engine_query_rows(e, d.data, describe_row, t);
+    else
+        rc = silt_err(SILT_ENOMEM, "read-table: out of memory");
+    silt_buf_free(&d);
+    return rc;
+}
+
+/* The Arrow wrapper of `inner` when a top-level column has a type DuckDB's
+ * Arrow export lacks: TIME_NS becomes TIME (microseconds). 0 with w empty
+ * when no column needs it. */
+static int arrow_wrapper(silt_buf *w, silt_engine *e, duckdb_prepared_statement prep, const char *inner)
+{
+    size_t n = duckdb_prepared_statement_column_count(prep);
+    time_ns t = {calloc(n ? n : 1, sizeof(bool)), n, 0};
+    if (!t.is)
+        return silt_err(SILT_ENOMEM, "read-table: out of memory");
+    int rc = find_time_ns(e, prep, inner, &t);
+    bool need = false;
+    for (size_t c = 0; c < n && !need; c++)
+        need = t.is[c];
+    if (!rc && need)
+        rc = silt_buf_puts(w, "SELECT ");
+    for (size_t c = 0; need && !rc && c < n; c++) {
+        const char *name = duckdb_prepared_statement_column_name(prep, c); /* caller owns it */
+        char *id = name ? silt_sql_ident(name) : NULL;
+        duckdb_free((void *)name);
+        if (!id) {
+            free(t.is);
+            return silt_err(SILT_ENOMEM, "read-table: out of memory");
+        }
+        rc = silt_buf_printf(w, t.is[c] ? "%sCAST(#%zu AS TIME) AS %s" : "%s#%zu AS %s", c ? ", " : "", c + 1, id);
+        free(id);
+    }
+    if (need && !rc)
+        rc = silt_buf_printf(w, " FROM (%s\n) AS __silt_q", inner);
+    free(t.is);
+    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "read-table: out of memory") : rc;
+}
+
+/* Prepares the statement (inside the CSV or Arrow wrapper, if any) into
+ * s->prep. */
 static int prepare(silt_rstream *s, silt_engine *e, const char *sql)
 {
     int rc = silt_engine_prepare(e, sql, "read-table", 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);
-    if (rc || s->fmt != SILT_RSTREAM_CSV)
+    if (rc)
         return rc;
     silt_buf w = SILT_BUF_INIT;
-    rc = silt_query_csv_wrapper(&w, s->prep, sql);
+    rc = s->fmt == SILT_RSTREAM_CSV ? silt_query_csv_wrapper(&w, s->prep, sql) : arrow_wrapper(&w, e, s->prep, sql);
+    if (rc || !w.len) {
+        silt_buf_free(&w);
+        return rc;
+    }
     duckdb_destroy_prepare(&s->prep);
     if (!rc)
         rc = silt_engine_prepare(e, w.data, "read-table", 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);

@@ -196,6 +196,34 @@ CSV=$OUT
 ok sql 'SELECT * FROM "all"' --format csv
 assert_eq "$CSV" "$OUT" "every type: csv = silt sql --format csv"
 
+# the rest: Time(ns) (DuckDB's Arrow export has no TIME_NS: microseconds),
+# fixed-size lists, Duration, Timestamp(s), Float16
+ok sql "COPY (SELECT * FROM (VALUES ('12:00:00.000001001'::TIME_NS, [1, 2]::INTEGER[2],
+  INTERVAL '1 month 2 days 3 seconds', TIMESTAMP_S '2024-01-01 00:00:01', 1.5::FLOAT),
+  (NULL, NULL, NULL, NULL, NULL)) t(tns, fl, dur, tss, h)) TO 'more.parquet' (FORMAT parquet)" --unsafe-file-access
+cat >more.yaml <<'Y'
+fields:
+  - {name: tns, type: {kind: Time, unit: Nanosecond}}
+  - {name: fl, type: {kind: List, itemType: {kind: Int32}, fixedLength: 2}}
+  - {name: dur, type: {kind: Duration, unit: Microsecond}}
+  - {name: tss, type: {kind: Timestamp, unit: Second, timezone: UTC}}
+  - {name: h, type: {kind: Float16}}
+format: parquet
+Y
+ok new more --files
+ok upload more more.parquet
+ok schema set more more.yaml
+ok read-table more --output more.arrows
+# the interval is (months, days, nanoseconds) = (1, 2, 3e9): int32 words 1, 2, 3000000000 (low, as int32), 0
+assert_eq "$(decode more.arrows)" 'tns: Time64<MICROSECOND>
+fl: FixedSizeList[2]<Int32>
+dur: Interval<MONTH_DAY_NANO>
+tss: Timestamp<SECOND, UTC>
+h: Float32
+["43200000001",[1,2],[1,2,-1294967296,0],"1704067201",1.5]
+[null,null,null,null,null]
+rows=2 batches=1' "Time(ns), fixed-size list, Duration, Timestamp(s), Float16"
+
 # ---- a table of many batches -----------------------------------------------------------
 add_ds big <<'Y'
     - kind: AddPushSource
