@@ -66,5 +66,6 @@ int cmd_retention(cli_ctx *c, int argc, char **argv);
 int cmd_gc(cli_ctx *c, int argc, char **argv);
 int cmd_serve(cli_ctx *c, int argc, char **argv);
 int cmd_token(cli_ctx *c, int argc, char **argv);
+int cmd_read_table(cli_ctx *c, int argc, char **argv);
 
 #endif

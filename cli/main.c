@@ -29,6 +29,8 @@ static const char *USAGE =
     "                                allows any statement and file (local exploration only)\n"
     "  tail NAME [-n N] [--format F] [--output FILE]   newest records (default 10)\n"
     "  schema NAME [--json|--yaml]   current schema\n"
+    "  read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
+    "      [--output FILE]           the table as an Arrow IPC stream (readTable) or CSV\n"
     "  pull NAME...|--all [--fetch-uncacheable] [--set-watermark T]\n"
     "                                run polling sources (one AddData per new batch)\n"
     "  sources | flows               list Source / Flow resources (silt add)\n"
@@ -118,6 +120,7 @@ static const struct {
     {"retention", cmd_retention}, {"gc", cmd_gc},
     {"serve", cmd_serve},
     {"token", cmd_token},
+    {"read-table", cmd_read_table},
 };
 
 /* `silt help [COMMAND | --man | --completion bash|zsh]` */

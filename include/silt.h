@@ -299,6 +299,62 @@ typedef enum silt_schema_format {
  * schema" when none was set. */
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
 
+/* ---- tables as pull streams: readTable (src/ops/table.c) ------------------
+ *
+ * The table of one dataset branch as an Arrow IPC stream or CSV, produced
+ * piece by piece as the caller pulls it (for `silt read-table` and the
+ * readTable route of `silt serve`). */
+
+typedef struct silt_table_stream silt_table_stream;
+
+typedef enum silt_table_format {
+    SILT_TABLE_ARROW = 0, /* Arrow IPC streaming format (not the file format): Schema
+                           * message, one RecordBatch per engine chunk (up to 2048
+                           * rows), end-of-stream marker; metadata V5, uncompressed,
+                           * plain Utf8/Binary with 32-bit offsets, no dictionaries.
+                           * Column types: docs/server.md "readTable: Arrow types" */
+    SILT_TABLE_CSV = 1,   /* as silt_sql's csv format: RFC 4180, a header line */
+} silt_table_format;
+
+typedef struct silt_table_opts {
+    silt_table_format format;
+    const char *const *columns; /* NULL/0: every column in schema order; else these, in this order */
+    size_t ncolumns;
+    int64_t row_limit;          /* < 0: no limit; else at most that many rows */
+    /* Files datasets only (transaction rids): NULL/NULL = the latest view of
+     * the branch; end only = the view as of end; start and end = the range
+     * view start..end (silt_files_view); start only = start..the latest
+     * committed transaction. On a ledger dataset a rid is SILT_EINVAL. */
+    const char *start_rid;
+    const char *end_rid;
+} silt_table_opts;
+
+/* Opens the table of ds's branch: a ledger (ODF) dataset's records in
+ * offset order with the system columns (offset, op, system_time,
+ * event_time, then the data columns; types as in its current
+ * SetDataSchema), or a files dataset's view read through its tabular
+ * schema (silt_files_schema_set). Every error a client can cause is
+ * reported here, before any byte: SILT_EINVAL "column 'x' is not in the
+ * schema of NAME", "column 'x' is given twice", "transaction rids apply
+ * only to files datasets (NAME is a ledger)", and a file that does not
+ * conform to the schema; SILT_ENOTFOUND "dataset 'x' has no tabular
+ * schema", "dataset 'x' has no data" (a ledger without schema),
+ * "transaction RID is not committed on branch B of NAME". The stream holds
+ * its own engine and scratch directory (removed by silt_table_stream_free)
+ * and does not use ds after this call returns. Caller owns *out. */
+int silt_table_stream_open(silt_table_stream **out, silt_dataset *ds, const silt_table_opts *o);
+
+/* Copies up to cap (> 0) bytes of the stream into buf: returns the number
+ * of bytes written (> 0), 0 at the end, < 0 on an error while reading
+ * (e.g. I/O; the stream is then over). Memory stays bounded by one engine
+ * chunk (2048 rows) and its encoding, whatever the size of the table. */
+long silt_table_stream_read(silt_table_stream *s, void *buf, size_t cap);
+
+/* Rows produced so far. */
+uint64_t silt_table_stream_rows(const silt_table_stream *s);
+
+void silt_table_stream_free(silt_table_stream *s);
+
 /* ---- files datasets, transactions, views, branches (src/files/files.c,
  * txn.c, branches.c; DESIGN.md §7, spec/foundry-datasets.md) ---------------- */
 

@@ -557,6 +557,15 @@ static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char
     return rc;
 }
 
+int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner)
+{
+    size_t ncols = duckdb_prepared_statement_column_count(prep);
+    col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
+    int rc = kinds ? build_wrapper(b, prep, inner, SILT_QFMT_CSV, kinds) : SILT_ENOMEM;
+    free(kinds);
+    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "sql: out of memory") : rc;
+}
+
 /* Runs silt's wrapper `sql` around the checked user query, which must still
  * be one statement of type `type`, into *res (destroyed by the caller when
  * *have_res). */
