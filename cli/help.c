@@ -59,6 +59,16 @@ static const help_entry HELP[] = {
      "  --json | --yaml  print the ODF DataSchema as JSON or YAML\n"
      "  --at RID         (files datasets) the schema as of a committed transaction\n",
      "silt schema sales\nsilt schema set raw schema.yaml\n"},
+    {"read-table", "a table as an Arrow IPC stream or CSV (what readTable of silt serve sends)",
+     "silt read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
+     "                [--output FILE]",
+     "  --format F       arrow (default: an Arrow IPC stream) or csv\n"
+     "  --columns a,b    only these columns, in this order\n"
+     "  --row-limit N    at most N rows\n"
+     "  --start RID      (files datasets) the view from transaction RID\n"
+     "  --end RID        (files datasets) the view up to transaction RID\n"
+     "  --output FILE    write to FILE (else stdout)\n",
+     "silt read-table sales --columns offset,city --output sales.arrows\n"},
     {"pull", "run the polling sources of datasets", "silt pull NAME...|--all [options]",
      "  --all                 every dataset with a polling source\n"
      "  --fetch-uncacheable   fetch sources that give no caching validator again\n"

@@ -130,6 +130,8 @@ static int help(int argc, char **argv)
         fputs(USAGE, stdout);
         return EXIT_OK;
     }
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0))
+        return cli_help_command("help") == 0 ? EXIT_OK : EXIT_FAIL;
     if (argc == 1 && strcmp(argv[0], "--man") == 0) {
         cli_help_man(stdout);
         return EXIT_OK;
