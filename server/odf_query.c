@@ -80,6 +80,7 @@ static int parse_datasets(odf_query_req *q, json_t *arr, char *err, size_t cap)
         json_t *d = json_array_get(arr, i);
         if (!json_is_object(d))
             return fail(err, cap, "%s: expected an array of {alias, blockHash, id}", "datasets");
+        q->ndatasets++; /* counted before its fields: freed whatever fails below */
         const char *k;
         json_t *v;
         json_object_foreach(d, k, v) {
@@ -93,7 +94,6 @@ static int parse_datasets(odf_query_req *q, json_t *arr, char *err, size_t cap)
             if (json_is_string(v) && !(*slot = strdup(json_string_value(v))))
                 return fail(err, cap, "%s", "out of memory");
         }
-        q->ndatasets++;
         if (!q->datasets[i].alias)
             return fail(err, cap, "%s: every entry needs an alias", "datasets");
     }
