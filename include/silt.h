@@ -230,7 +230,10 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
 #include <stdio.h>
 
 /* Output of silt_sql / silt_dataset_tail.
- *  format: "table" (default when NULL), "csv", "json", "ndjson", "parquet".
+ *  format: "table" (default when NULL), "csv", "json", "ndjson", "parquet",
+ *    and the compact JSON shapes of the ODF node API (no newline at all):
+ *    "json-aos" [{"a":1,"b":"x"},…], "json-soa" {"a":[1,…],"b":["x",…]},
+ *    "json-aoa" [[1,"x"],…] (values as in json).
  *    table: header, a '-'/'+' separator line, one line per row, columns
  *      separated by " | ", numbers right-aligned; NULL is shown as "NULL";
  *    csv: RFC 4180 with a header; NULL is an empty field, "" an empty string;
@@ -260,6 +263,14 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
  *    --unsafe-file-access)". true runs any single statement of the DuckDB
  *    dialect with the file system of the calling process (local
  *    exploration only; never for a query from someone else). */
+/* A dataset a query read, as silt_sql resolved it (see inputs_out). */
+typedef struct silt_sql_input {
+    char ref[208];   /* as the query named it: "name" or "name@branch" */
+    char name[104];  /* the dataset's name */
+    char id[80];     /* did:odf:… */
+    char block[72];  /* the block its view was read at (the head, or the as-of block) */
+} silt_sql_input;
+
 typedef struct silt_sql_opts {
     const char *format;
     const char *output;
@@ -268,6 +279,37 @@ typedef struct silt_sql_opts {
     size_t n_as_of;
     uint64_t *rows_out;
     bool unsafe_file_access;
+    /* Paging. silt_sql: of the result rows of a query (SELECT-like
+     * statements; EXPLAIN is not paged): `skip` rows are left out, then at
+     * most `limit` rows when has_limit (applied inside the engine, which
+     * stops early). silt_dataset_tail: the newest `skip` records are left
+     * out before the newest n are taken (has_limit is not used). */
+    uint64_t skip;
+    bool has_limit;
+    uint64_t limit;
+    /* Limits of one query (silt_sql; 0 = none). timeout_ms: the statement
+     * is interrupted once it ran that long: SILT_EINVAL "sql: query timed
+     * out after N ms". memory_limit: bytes the engine may hold (spilling to
+     * the workspace's scratch directory where DuckDB can): a query that
+     * needs more is SILT_EINVAL "sql: query exceeded the memory limit of N
+     * MiB: <DuckDB's message>". */
+    uint32_t timeout_ms;
+    uint64_t memory_limit;
+    /* Which datasets the query may see (silt_sql; NULL = all): a dataset for
+     * which visible(visible_ctx, name) is false gets no view, so the query
+     * fails as for a table that does not exist. */
+    bool (*visible)(void *ctx, const char *name);
+    void *visible_ctx;
+    /* When non-NULL (with n_inputs_out): receives the datasets whose views
+     * the query read, in the order the query names them, with the block
+     * each was read at (malloc'd array, free(); NULL/0 when none), so that
+     * passing them back as as_of reproduces the result. Set on success. */
+    silt_sql_input **inputs_out;
+    size_t *n_inputs_out;
+    /* The query came over the network (silt serve): refusals give advice
+     * without the CLI's options ("sql: COPY is not allowed in a query
+     * (queries are read-only)"). */
+    bool remote;
 } silt_sql_opts;
 
 /* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every
@@ -354,6 +396,22 @@ long silt_table_stream_read(silt_table_stream *s, void *buf, size_t cap);
 uint64_t silt_table_stream_rows(const silt_table_stream *s);
 
 void silt_table_stream_free(silt_table_stream *s);
+/* ---- objects of a dataset (the ODF Simple Transfer Protocol, src/dataset/objects.c) */
+
+/* Opens object `hash` of kind `kind` ("blocks", "data" or "checkpoints")
+ * of ds for reading, exactly as stored. `hash` must be the text form silt
+ * names objects by: "f1620" followed by 64 lowercase hex digits (anything
+ * else is SILT_EINVAL "invalid object hash 'x': expected f1620 and 64
+ * lowercase hex digits"), so no text can name a path. *fd_out (O_RDONLY,
+ * close-on-exec; the caller closes it) and *size_out (its size in bytes)
+ * are set on success. SILT_ENOTFOUND "KIND/HASH is not in dataset 'x'"
+ * when absent; SILT_EINVAL for an unknown kind. */
+int silt_dataset_object_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const char *kind,
+                             const char *hash);
+
+/* 0 when `text` is an RFC 3339 time silt accepts (as --event-time),
+ * SILT_EINVAL "not an RFC 3339 time: 'x'" otherwise. */
+int silt_time_check(const char *text);
 
 /* ---- files datasets, transactions, views, branches (src/files/files.c,
  * txn.c, branches.c; DESIGN.md §7, spec/foundry-datasets.md) ---------------- */

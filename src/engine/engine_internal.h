@@ -16,6 +16,9 @@ int silt_engine_result_error(duckdb_result *res, const char *context);
  * refused reads "reading files is not allowed: … (<hint_files>)". */
 int silt_engine_error(silt_engine *e, duckdb_result *res, const char *context);
 
+/* Records the DuckDB error type of the last engine error (limits.c). */
+void silt_engine_note_error_type(int duckdb_error_type);
+
 /* Flags of silt_engine_prepare. */
 enum {
     SILT_PREP_USER = 1,    /* a user's statement: on a confined engine only a read-only query */
