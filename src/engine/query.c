@@ -629,7 +629,7 @@ int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const ch
 {
     size_t ncols = duckdb_prepared_statement_column_count(prep);
     col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
-    int rc = kinds ? build_wrapper(b, prep, inner, SILT_QFMT_CSV, kinds) : SILT_ENOMEM;
+    int rc = kinds ? build_wrapper(b, prep, inner, SILT_QFMT_CSV, kinds, NULL) : SILT_ENOMEM;
     free(kinds);
     return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "sql: out of memory") : rc;
 }
