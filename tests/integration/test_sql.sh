@@ -98,7 +98,8 @@ assert_eq "$(cat "$T_DIR/o.csv")" 'one
 fails 2 "silt: sql: --format parquet needs --output FILE (see 'silt help')" sql "SELECT 1" --format parquet
 fails 2 "silt: sql: unknown format 'xml' (use table, csv, json, ndjson or parquet) (see 'silt help')" \
     sql "SELECT 1" --format xml
-fails 2 "silt: sql needs one QUERY (see 'silt help')" sql
+# no QUERY: a script from stdin (empty here; the shell on a terminal: test_sql_shell.sh)
+fails 1 "silt: sql: no statement" sql </dev/null
 fails 2 "silt: sql: unknown option '--bogus' (see 'silt help')" sql "SELECT 1" --bogus
 fails 1 'silt: sql: Parser Error: syntax error at or near "SELEC"' sql "SELEC 1"
 fails 1 "silt: sql: Catalog Error: Table with name nosuch does not exist!" sql "SELECT * FROM nosuch"
