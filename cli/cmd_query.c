@@ -1,22 +1,29 @@
 /* cmd_query.c — query commands: sql, tail, schema.
  *
- *   silt sql QUERY|- [--format table|csv|json|ndjson|parquet] [--output FILE]
- *                    [--as-of NAME=BLOCK|BLOCK]... [--unsafe-file-access]
+ *   silt sql [QUERY|-] [--format table|csv|json|ndjson|parquet] [--output FILE]
+ *                      [--as-of NAME=BLOCK|BLOCK]... [--unsafe-file-access]
  *   silt tail NAME [-n N] [--format …] [--output FILE]
  *   silt schema NAME [--json|--yaml]
  *
  * The global --json selects JSON output (sql/tail: --format json unless a
- * format is given). QUERY "-" reads the query from stdin. A query is one
- * read-only statement over the datasets it names and reads no other file;
- * --unsafe-file-access lifts that (silt_sql_opts). Exit codes: 0 ok,
- * 1 failed (unknown dataset, SQL error: one line on stderr), 2 usage
- * (unknown option or format, parquet without --output, bad -n).
+ * format is given). A QUERY argument is one read-only statement over the
+ * datasets it names and reads no other file; --unsafe-file-access lifts
+ * that (silt_sql_opts). "-", or no QUERY when stdin is not a terminal, reads
+ * a script from stdin (silt_sql_script: every statement runs, the first
+ * error stops it); no QUERY on a terminal opens the shell (shell.c). In the
+ * table format on a terminal, values are cut to the terminal width. Exit
+ * codes: 0 ok, 1 failed (unknown dataset, SQL error: one line on stderr),
+ * 2 usage (unknown option or format, parquet without --output, bad -n).
  */
 #include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "shell.h"
 
 int cmd_sql(cli_ctx *c, int argc, char **argv);
 int cmd_tail(cli_ctx *c, int argc, char **argv);
@@ -143,6 +150,43 @@ static char *read_stdin(void)
     return s;
 }
 
+size_t cli_table_width(const char *format, const char *output)
+{
+    if ((format && strcmp(format, "table") != 0) || output || !isatty(STDOUT_FILENO))
+        return 0;
+    struct winsize w;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0)
+        return w.ws_col;
+    const char *cols = getenv("COLUMNS");
+    long n = cols ? strtol(cols, NULL, 10) : 0;
+    return n > 0 ? (size_t)n : 80;
+}
+
+/* How `silt sql` got its statements. */
+typedef enum sql_input { IN_QUERY, IN_SCRIPT, IN_SHELL } sql_input;
+
+static int run_sql(cli_ctx *c, sql_input in, const char *query, silt_sql_opts *so)
+{
+    char *script = NULL;
+    if (in == IN_SCRIPT && !(script = read_stdin()))
+        return cli_fail("cannot read the script from stdin");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws)) {
+        free(script);
+        return EXIT_FAIL;
+    }
+    int status;
+    if (in == IN_SHELL)
+        status = cli_sql_shell(c, ws, so);
+    else if (in == IN_SCRIPT)
+        status = silt_sql_script(ws, script, so) < 0 ? cli_fail(NULL) : EXIT_OK;
+    else
+        status = silt_sql(ws, query, so) < 0 ? cli_fail(NULL) : EXIT_OK;
+    silt_workspace_free(ws);
+    free(script);
+    return status;
+}
+
 int cmd_sql(cli_ctx *c, int argc, char **argv)
 {
     out_opts o = {0};
@@ -153,32 +197,19 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
         free(o.as_of);
         return rc;
     }
-    if (npos != 1) {
+    sql_input in = npos == 0 ? (isatty(STDIN_FILENO) ? IN_SHELL : IN_SCRIPT)
+                 : strcmp(pos[0], "-") == 0 ? IN_SCRIPT : IN_QUERY;
+    if (in == IN_SHELL && (o.output || (o.format && strcmp(o.format, "parquet") == 0))) {
         free(o.as_of);
-        return cli_usage("sql needs one QUERY");
+        return cli_usage("sql: --output needs a QUERY or a script on stdin (the shell prints results)");
     }
     if (!o.format && c->json)
         o.format = "json";
-    char *query = NULL;
-    if (strcmp(pos[0], "-") == 0) {
-        query = read_stdin();
-        if (!query) {
-            free(o.as_of);
-            return cli_fail("cannot read the query from stdin");
-        }
-    }
-    silt_workspace *ws;
-    if (cli_open_workspace(c, &ws)) {
-        free(query);
-        free(o.as_of);
-        return EXIT_FAIL;
-    }
     silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
                         .as_of = o.as_of, .n_as_of = o.n_as_of,
-                        .unsafe_file_access = o.unsafe_file_access};
-    int status = silt_sql(ws, query ? query : pos[0], &so) < 0 ? cli_fail(NULL) : EXIT_OK;
-    silt_workspace_free(ws);
-    free(query);
+                        .unsafe_file_access = o.unsafe_file_access,
+                        .max_width = cli_table_width(o.format, o.output)};
+    int status = run_sql(c, in, npos ? pos[0] : NULL, &so);
     free(o.as_of);
     return status;
 }
@@ -213,7 +244,8 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
     if (silt_dataset_open(&ds, ws, pos[0]) < 0) {
         status = cli_fail(NULL);
     } else {
-        silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout};
+        silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
+                            .max_width = cli_table_width(o.format, o.output)};
         if (silt_dataset_tail(ds, n, &so) < 0)
             status = cli_fail(NULL);
     }
@@ -269,6 +301,13 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
+    int status = cli_schema_print(ws, name, at, fmt);
+    silt_workspace_free(ws);
+    return status;
+}
+
+int cli_schema_print(silt_workspace *ws, const char *name, const char *at, silt_schema_format fmt)
+{
     silt_dataset *ds = NULL;
     char *text = NULL;
     int status = EXIT_OK;
@@ -286,6 +325,5 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
         fputs(text, stdout);
     free(text);
     silt_dataset_free(ds);
-    silt_workspace_free(ws);
     return status;
 }

@@ -42,7 +42,9 @@ static const help_entry HELP[] = {
      "  --event-time T     RFC 3339 event time for records that carry none\n"
      "  --source-name S    the push source to use when the dataset has several\n",
      "silt ingest sales data/2024-01.csv\ncat data.ndjson | silt ingest sales - --format ndjson\n"},
-    {"sql", "run one SQL query over the datasets", "silt sql QUERY|- [options]",
+    {"sql", "run one SQL query over the datasets",
+     "silt sql QUERY [options]\nsilt sql - [options] < script.sql       (statements separated by ';')\n"
+     "silt sql                               (on a terminal: an interactive shell; .help lists its commands)",
      "  --format F            table (default), csv, json, ndjson, parquet\n"
      "  --output FILE, -o     write the result to FILE (needed for parquet)\n"
      "  --as-of NAME=BLOCK    query NAME as of block BLOCK (repeatable; or a bare BLOCK)\n"

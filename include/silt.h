@@ -236,10 +236,22 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
  *    "json-aoa" [[1,"x"],…] (values as in json).
  *    table: header, a '-'/'+' separator line, one line per row, columns
  *      separated by " | ", numbers right-aligned; NULL is shown as "NULL";
- *    csv: RFC 4180 with a header; NULL is an empty field, "" an empty string;
- *    json: one array of objects; ndjson: one object per line (NULL -> null,
- *      nested values as JSON, NaN/infinity -> null);
+ *      nested values (LIST, ARRAY, STRUCT, MAP, UNION) as compact JSON
+ *      ({"a":1,"b":["x",null]}, strings quoted, nested NULL as null); tail
+ *      shows the op column as +A, -R, -C, +C;
+ *    csv: RFC 4180 with a header; NULL is an empty field, "" an empty
+ *      string; nested values as the same JSON text (quoted as a field);
+ *    json: one array of objects; ndjson: one object per line: NULL -> null,
+ *      nested values as JSON (STRUCT an object, LIST/ARRAY an array, MAP an
+ *      object when its keys are VARCHAR, else [{"key":…,"value":…}], UNION
+ *      {"member": value}), integers, HUGEINT and DECIMAL exact JSON numbers,
+ *      FLOAT/DOUBLE shortest round-trip numbers, NaN/infinity -> null, UUID,
+ *      ENUM, BIT, dates and times strings, BLOB a base64 string, INTERVAL an
+ *      ISO 8601 duration string ("P1Y2M3DT4H5M6.5S");
  *    parquet: the result as a Parquet file (needs `output`).
+ *  In table and CSV a scalar is the same text as in JSON without the quotes
+ *  (NaN "nan", infinities "inf"/"-inf"). Every value is rendered the same
+ *  way at any depth of nesting (docs/data.md, "Output formats").
  *  Timestamps are printed RFC 3339 UTC ("2020-01-01T00:00:00.123Z", shortest
  *  exact fraction of 0/3/6/9 digits).
  *  output: file to write (created/truncated, removed on failure); NULL = `out`
@@ -249,7 +261,8 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
  *    in the chain of that ref) or a bare "BLOCK" (looked up in every dataset
  *    the query references; applies to each whose chain holds it; an error if
  *    none does). BLOCK is a full multihash ("f1620…").
- *  rows_out (may be NULL) receives the number of result rows.
+ *  rows_out (may be NULL) receives the number of result rows (silt_sql_script:
+ *    of its last statement).
  *  unsafe_file_access (silt_sql only; tail is always confined): false (the
  *    default) confines the query: exactly one read-only statement (SELECT,
  *    FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN [ANALYZE] of a
@@ -310,6 +323,10 @@ typedef struct silt_sql_opts {
      * without the CLI's options ("sql: COPY is not allowed in a query
      * (queries are read-only)"). */
     bool remote;
+    /* table only: cut values (ending in "…") so that a line fits in this
+     * many code points (the CLI passes the terminal width when stdout is a
+     * terminal); 0 = every value whole */
+    size_t max_width;
 } silt_sql_opts;
 
 /* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every
@@ -322,9 +339,37 @@ typedef struct silt_sql_opts {
  * columns) kept #(+A,+C) - #(-R,-C) times with the offset/op/system_time of
  * its latest additions, in offset order. A dataset with a schema but no data
  * is an empty view; without a schema it is an error ("dataset 'x' has no
- * data"). Errors: SILT_EINVAL for SQL errors ("sql: <engine message>"),
+ * data"). A files dataset with a tabular schema and no files is an empty
+ * view with the schema's columns. `SHOW TABLES` (alone) lists the datasets
+ * of the workspace: columns name, kind ("Root", "Derivative" or "Files"),
+ * by name. Errors: SILT_EINVAL for SQL errors ("sql: <engine message>"),
  * SILT_ENOTFOUND for unknown --as-of blocks. */
 int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts);
+
+/* Runs a script: the statements of `script` (silt_sql_split) in order, each
+ * exactly as silt_sql runs one query (its own views and engine, the same
+ * confinement: no state such as SET or temporary tables carries over), every
+ * result written in opts->format to the same output (in the table format an
+ * empty line separates results). Stops at the first statement that fails;
+ * its message is prefixed "statement N: " (N from 1). With opts->output all
+ * results go to that one file (removed when a statement fails); parquet
+ * needs a script of exactly one statement. A script without statements is
+ * SILT_EINVAL "sql: no statement". */
+int silt_sql_script(silt_workspace *ws, const char *script, const silt_sql_opts *opts);
+
+/* Splits `script` at every ';' outside 'strings' (also E'…' with backslash
+ * escapes), "quoted identifiers", -- and (nested) block comments and
+ * $tag$…$tag$ strings. Statements holding only spaces and comments are left
+ * out; the others keep their text without the ';'. *out: malloc'd
+ * NULL-terminated array (silt_strv_free). Returns the number of statements,
+ * or SILT_ENOMEM. */
+int silt_sql_split(char ***out, const char *script);
+
+/* For an interactive shell: true when `text` can run as it is, i.e. no
+ * string, quoted identifier or comment is left open and nothing but spaces
+ * and comments follows its last top-level ';' (text with no statement at
+ * all is complete too). */
+bool silt_sql_complete(const char *text);
 
 /* The newest `n` records of a dataset (by offset), in offset order, written
  * like silt_sql output. Reads only the slices that hold them. */

@@ -347,9 +347,15 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
         if (!sql)
             rc = silt_err(SILT_ENOMEM, "tail: out of memory");
     }
-    if (rc == 0)
-        rc = silt_query_run(e, sql, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
-                            opts ? opts->rows_out : NULL);
+    if (rc == 0) {
+        silt_query_out qo = {.fmt = fmt,
+                             .out = opts ? opts->out : NULL,
+                             .path = opts ? opts->output : NULL,
+                             .rows_out = opts ? opts->rows_out : NULL,
+                             .max_width = opts ? opts->max_width : 0,
+                             .op_column = vocab.op}; /* the table shows +A/-R/-C/+C */
+        rc = silt_query_exec(e, sql, &qo);
+    }
     if (e)
         rc = silt_ws_engine_close(e, tmpdir, rc);
     free(qv);

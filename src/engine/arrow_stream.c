@@ -22,6 +22,7 @@
 #include "engine/arrow_c.h"
 #include "engine/arrow_ipc.h"
 #include "engine/engine_internal.h"
+#include "engine/render.h"
 #include "util/error.h"
 
 struct silt_rstream {
@@ -36,6 +37,8 @@ struct silt_rstream {
     bool head_done, finished;
     size_t ncols;
     uint64_t rows;
+    silt_render **render;      /* CSV: one renderer per column (render.h) */
+    silt_buf cell;             /* CSV: scratch for one value */
 };
 
 int silt_query_view_columns(silt_engine *e, const char *view, silt_buf *names)
@@ -118,6 +121,16 @@ static int put_csv(silt_buf *b, const char *p, size_t n, bool null)
 
 static int start_csv(silt_rstream *s)
 {
+    s->render = calloc(s->ncols ? s->ncols : 1, sizeof *s->render);
+    if (!s->render)
+        return silt_err(SILT_ENOMEM, "read-table: out of memory");
+    for (size_t i = 0; i < s->ncols; i++) {
+        duckdb_logical_type t = duckdb_column_logical_type(&s->res, i);
+        int rrc = t ? silt_render_new(&s->render[i], t) : silt_err(SILT_ENOMEM, "read-table: out of memory");
+        duckdb_destroy_logical_type(&t);
+        if (rrc < 0)
+            return rrc;
+    }
     int rc = 0;
     for (size_t i = 0; !rc && i < s->ncols; i++) {
         const char *name = duckdb_column_name(&s->res, i);
@@ -205,7 +218,9 @@ static int prepare(silt_rstream *s, silt_engine *e, const char *sql)
     if (rc)
         return rc;
     silt_buf w = SILT_BUF_INIT;
-    rc = s->fmt == SILT_RSTREAM_CSV ? silt_query_csv_wrapper(&w, s->prep, sql) : arrow_wrapper(&w, e, s->prep, sql);
+    /* CSV is rendered from the result vectors as silt sql does (render.h);
+     * Arrow may need a wrapper for types its export lacks */
+    rc = s->fmt == SILT_RSTREAM_CSV ? 0 : arrow_wrapper(&w, e, s->prep, sql);
     if (rc || !w.len) {
         silt_buf_free(&w);
         return rc;
@@ -253,13 +268,14 @@ static int csv_chunk(silt_rstream *s, duckdb_data_chunk chunk, silt_buf *out)
     for (idx_t r = 0; !rc && r < n; r++) {
         for (size_t c = 0; !rc && c < s->ncols; c++) {
             duckdb_vector v = duckdb_data_chunk_get_vector(chunk, c);
-            uint64_t *valid = duckdb_vector_get_validity(v);
-            duckdb_string_t *d = duckdb_vector_get_data(v);
             if (c)
                 rc = silt_buf_putc(out, ',');
-            bool null = valid && !duckdb_validity_row_is_valid(valid, r);
+            if (rc || silt_render_is_null(v, r))
+                continue;
+            silt_buf_clear(&s->cell);
+            rc = silt_render_put(&s->cell, s->render[c], v, r, SILT_RENDER_TEXT);
             if (!rc)
-                rc = null ? 0 : put_csv(out, duckdb_string_t_data(&d[r]), duckdb_string_t_length(d[r]), false);
+                rc = put_csv(out, s->cell.data ? s->cell.data : "", s->cell.len, false);
         }
         if (!rc)
             rc = silt_buf_putc(out, '\n');
@@ -328,5 +344,9 @@ void silt_rstream_free(silt_rstream *s)
         duckdb_destroy_pending(&s->pending);
     duckdb_destroy_prepare(&s->prep);
     silt_buf_free(&s->head);
+    for (size_t i = 0; s->render && i < s->ncols; i++)
+        silt_render_free(s->render[i]);
+    free(s->render);
+    silt_buf_free(&s->cell);
     free(s);
 }

@@ -33,10 +33,5 @@ enum {
 int silt_engine_prepare(silt_engine *e, const char *sql, const char *context, int flags,
                         duckdb_statement_type expect, duckdb_prepared_statement *prep);
 
-/* query.c: appends to b the wrapper `silt sql --format csv` puts around
- * the SELECT `inner` (prep: that statement prepared): every column VARCHAR,
- * printed as the csv format prints it (timestamps RFC 3339 UTC, the rest
- * as DuckDB text). */
-int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner);
 
 #endif

@@ -4,18 +4,15 @@
  * Invariants:
  *  - a query is exactly one statement, split and prepared by DuckDB
  *    (silt_engine_prepare); on a confined engine only a read-only query;
- *  - silt's wrappers around it (conversions, COPY to Parquet) are prepared
- *    again and must still be one statement of the expected kind, so no text
- *    of a query can turn a wrapper into something else;
- *  - a SELECT-like statement is wrapped in
- *    `SELECT <conversions> FROM (<query>)` using positional references (#i)
- *    so that duplicate or odd column names survive, timestamps become
- *    RFC 3339 text and (for JSON) nested values JSON text inside the engine;
- *    any other statement runs as is and its values are printed as DuckDB
- *    text;
- *  - the wrapper is a plain projection: the row order of the query (and of
- *    the slice views: file order = offset order, preserve_insertion_order)
- *    is kept;
+ *  - a statement runs as the user wrote it (no wrapper), and its values
+ *    are rendered from the result's data chunks by render.h, so the text of
+ *    a value is the same in every format and at every nesting depth; only
+ *    Parquet output wraps the query, in COPY (…) TO, which is prepared
+ *    again and must still be one COPY statement, so no text of a query can
+ *    turn the wrapper into something else;
+ *  - rows are written in the order of the result (the slice views keep
+ *    file order = offset order, preserve_insertion_order); csv/json/ndjson
+ *    stream row by row, the table holds the rendered text to size columns;
  *  - output to a path is removed again when anything fails.
  */
 #include "engine/query.h"
@@ -27,13 +24,14 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "engine/render.h"
 #include "util/buf.h"
 #include "util/error.h"
 
 int silt_qfmt_parse(const char *name, silt_qfmt *out)
 {
-    static const char *const names[] = {"table", "csv", "json", "ndjson", "parquet", "json-aos", "json-soa",
-                                        "json-aoa"};
+    static const char *const names[] = {"table",   "csv",      "json",     "ndjson",
+                                        "parquet", "json-aos", "json-soa", "json-aoa"};
     if (!name) {
         *out = SILT_QFMT_TABLE;
         return 0;
@@ -46,71 +44,6 @@ int silt_qfmt_parse(const char *name, silt_qfmt *out)
     }
     return silt_err(SILT_EINVAL, "unknown output format '%s' (use table, csv, json, ndjson or parquet)",
                     name);
-}
-
-/* ---- output kinds --------------------------------------------------------- */
-
-typedef enum col_kind { K_STRING, K_NUMBER, K_FLOAT, K_BOOL, K_JSON } col_kind;
-
-static bool is_timestamp(duckdb_type t)
-{
-    return t == DUCKDB_TYPE_TIMESTAMP || t == DUCKDB_TYPE_TIMESTAMP_S ||
-           t == DUCKDB_TYPE_TIMESTAMP_MS || t == DUCKDB_TYPE_TIMESTAMP_NS ||
-           t == DUCKDB_TYPE_TIMESTAMP_TZ;
-}
-
-static bool is_nested(duckdb_type t)
-{
-    return t == DUCKDB_TYPE_LIST || t == DUCKDB_TYPE_STRUCT || t == DUCKDB_TYPE_MAP ||
-           t == DUCKDB_TYPE_ARRAY || t == DUCKDB_TYPE_UNION;
-}
-
-static col_kind kind_of(duckdb_type t)
-{
-    switch (t) {
-    case DUCKDB_TYPE_TINYINT:
-    case DUCKDB_TYPE_SMALLINT:
-    case DUCKDB_TYPE_INTEGER:
-    case DUCKDB_TYPE_BIGINT:
-    case DUCKDB_TYPE_UTINYINT:
-    case DUCKDB_TYPE_USMALLINT:
-    case DUCKDB_TYPE_UINTEGER:
-    case DUCKDB_TYPE_UBIGINT:
-    case DUCKDB_TYPE_HUGEINT:
-    case DUCKDB_TYPE_UHUGEINT:
-    case DUCKDB_TYPE_DECIMAL:
-        return K_NUMBER;
-    case DUCKDB_TYPE_FLOAT:
-    case DUCKDB_TYPE_DOUBLE:
-        return K_FLOAT;
-    case DUCKDB_TYPE_BOOLEAN:
-        return K_BOOL;
-    default:
-        return K_STRING;
-    }
-}
-
-/* Appends the RFC 3339 conversion of column reference `x` (VARCHAR result). */
-static int put_rfc3339(silt_buf *b, const char *x, bool nanos)
-{
-    const char *ep = nanos ? "epoch_ns" : "epoch_us";
-    const char *full = nanos ? "1000000000" : "1000000";
-    const char *milli = nanos ? "1000000" : "1000";
-    int rc = silt_buf_printf(b,
-                             "CASE WHEN %s IS NULL THEN NULL WHEN NOT isfinite(%s) THEN CAST(%s AS VARCHAR) "
-                             "WHEN %s(%s) %% %s = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%SZ') "
-                             "WHEN %s(%s) %% %s = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%gZ') ",
-                             x, x, x, ep, x, full, x, ep, x, milli, x);
-    if (rc == 0 && nanos)
-        rc = silt_buf_printf(b,
-                             "WHEN epoch_ns(%s) %% 1000 = 0 THEN strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%fZ') "
-                             "ELSE strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.') || "
-                             "lpad(CAST((epoch_ns(%s) %% 1000000000 + 1000000000) %% 1000000000 AS VARCHAR), "
-                             "9, '0') || 'Z' END",
-                             x, x, x, x);
-    else if (rc == 0)
-        rc = silt_buf_printf(b, "ELSE strftime(%s, '%%Y-%%m-%%dT%%H:%%M:%%S.%%fZ') END", x);
-    return rc;
 }
 
 /* Query text without trailing whitespace, comments and semicolons
@@ -150,303 +83,405 @@ static char *strip_query(const char *sql)
     return s;
 }
 
-/* ---- values ------------------------------------------------------------------ */
+/* ---- output ------------------------------------------------------------------ */
 
-/* One value of a result row: `n` bytes at `p` (which may contain NUL bytes);
- * p == NULL is SQL NULL. */
-typedef struct cell {
-    const char *p;
-    size_t n;
-} cell;
+/* One column of a result being written. */
+typedef struct qcol {
+    const char *name; /* borrowed from the result */
+    silt_render *r;
+    bool number; /* right-aligned in a table */
+    bool op;     /* table: the op column, shown as +A/-R/-C/+C */
+} qcol;
 
-static bool cell_is(cell v, const char *s) { return v.p && v.n == strlen(s) && memcmp(v.p, s, v.n) == 0; }
-
-/* Hands out the rows of a result. A SELECT is wrapped so that every column
- * is VARCHAR (build_wrapper); its values are read from the result's data
- * chunks, which keep the exact bytes of a value (duckdb_value_varchar stops
- * at the first NUL byte and fails on nested values). The result of any
- * other statement is read with duckdb_value_varchar (the two APIs must not
- * be mixed on one result). The cells of the current row stay valid until
- * the next call of rows_next or rows_close. */
-typedef struct rows {
+typedef struct qout {
     duckdb_result *res;
     size_t ncols;
-    bool chunked;
-    cell *cur;
-    /* chunked */
-    idx_t nchunks, next_chunk, in_chunk, chunk_size;
-    duckdb_data_chunk chunk;
-    /* legacy */
-    idx_t row, nrows;
-    char **owned; /* duckdb_value_varchar strings of the current row */
-} rows;
+    qcol *cols;
+    const silt_query_out *o;
+    silt_buf cell; /* scratch: the current value */
+} qout;
 
-static int rows_open(rows *s, duckdb_result *res, size_t ncols, bool chunked)
+static void qout_close(qout *q)
 {
-    memset(s, 0, sizeof *s);
-    s->res = res;
-    s->ncols = ncols;
-    s->chunked = chunked;
-    s->cur = calloc(ncols ? ncols : 1, sizeof *s->cur);
-    s->owned = calloc(ncols ? ncols : 1, sizeof *s->owned);
-    if (!s->cur || !s->owned) {
-        free(s->cur);
-        free(s->owned);
+    for (size_t c = 0; q->cols && c < q->ncols; c++)
+        silt_render_free(q->cols[c].r);
+    free(q->cols);
+    silt_buf_free(&q->cell);
+}
+
+static int qout_open(qout *q, duckdb_result *res, const silt_query_out *o)
+{
+    memset(q, 0, sizeof *q);
+    q->res = res;
+    q->o = o;
+    q->ncols = duckdb_column_count(res);
+    q->cols = calloc(q->ncols ? q->ncols : 1, sizeof *q->cols);
+    if (!q->cols)
         return silt_err(SILT_ENOMEM, "sql: out of memory");
+    for (size_t c = 0; c < q->ncols; c++) {
+        qcol *col = &q->cols[c];
+        col->name = duckdb_column_name(res, c);
+        duckdb_logical_type t = duckdb_column_logical_type(res, c);
+        int rc = t ? silt_render_new(&col->r, t) : silt_err(SILT_ENOMEM, "sql: out of memory");
+        duckdb_destroy_logical_type(&t);
+        if (rc < 0) {
+            qout_close(q);
+            return rc;
+        }
+        col->number = silt_render_is_number(col->r);
+        col->op = o->fmt == SILT_QFMT_TABLE && o->op_column && strcmp(col->name, o->op_column) == 0 &&
+                  duckdb_column_type(res, c) == DUCKDB_TYPE_UTINYINT;
+        if (col->op)
+            col->number = false;
     }
-    if (chunked)
-        s->nchunks = duckdb_result_chunk_count(*res);
-    else
-        s->nrows = duckdb_row_count(res);
     return 0;
 }
 
-static void rows_release(rows *s)
-{
-    for (size_t c = 0; c < s->ncols; c++) {
-        duckdb_free(s->owned[c]);
-        s->owned[c] = NULL;
-    }
-}
+static const char *const OP_NAMES[] = {"+A", "-R", "-C", "+C"};
 
-static void rows_close(rows *s)
+/* Renders the value of column c at `row` of `chunk` into q->cell; *null
+ * tells a SQL NULL (q->cell is then empty). */
+static int render_cell(qout *q, duckdb_data_chunk chunk, size_t c, idx_t row, silt_render_style st,
+                       bool *null)
 {
-    rows_release(s);
-    if (s->chunk)
-        duckdb_destroy_data_chunk(&s->chunk);
-    free(s->cur);
-    free(s->owned);
-    memset(s, 0, sizeof *s);
-}
-
-static int rows_next_chunked(rows *s)
-{
-    while (!s->chunk || s->in_chunk >= s->chunk_size) {
-        if (s->chunk)
-            duckdb_destroy_data_chunk(&s->chunk);
-        if (s->next_chunk >= s->nchunks)
-            return 0;
-        s->chunk = duckdb_result_get_chunk(*s->res, s->next_chunk++);
-        if (!s->chunk)
-            return silt_err(SILT_ENOMEM, "sql: out of memory (result chunk %llu)",
-                            (unsigned long long)(s->next_chunk - 1));
-        s->chunk_size = duckdb_data_chunk_get_size(s->chunk);
-        s->in_chunk = 0;
-    }
-    idx_t r = s->in_chunk++;
-    for (size_t c = 0; c < s->ncols; c++) {
-        duckdb_vector v = duckdb_data_chunk_get_vector(s->chunk, c);
-        uint64_t *valid = duckdb_vector_get_validity(v);
-        duckdb_string_t *d = duckdb_vector_get_data(v);
-        if (valid && !duckdb_validity_row_is_valid(valid, r))
-            s->cur[c] = (cell){NULL, 0};
-        else
-            s->cur[c] = (cell){duckdb_string_t_data(&d[r]), duckdb_string_t_length(d[r])};
-    }
-    return 1;
-}
-
-static int rows_next_legacy(rows *s)
-{
-    rows_release(s);
-    if (s->row >= s->nrows)
+    duckdb_vector v = duckdb_data_chunk_get_vector(chunk, c);
+    silt_buf_clear(&q->cell);
+    *null = silt_render_is_null(v, row);
+    if (*null)
         return 0;
-    idx_t r = s->row++;
-    for (size_t c = 0; c < s->ncols; c++) {
-        if (duckdb_value_is_null(s->res, c, r)) {
-            s->cur[c] = (cell){NULL, 0};
-            continue;
-        }
-        char *v = duckdb_value_varchar(s->res, c, r);
-        if (!v)
-            return silt_err(SILT_ENOMEM, "sql: out of memory (row %llu, column %zu)", (unsigned long long)r,
-                            c + 1);
-        s->owned[c] = v;
-        s->cur[c] = (cell){v, strlen(v)};
-    }
-    return 1;
+    uint8_t op = q->cols[c].op ? ((const uint8_t *)duckdb_vector_get_data(v))[row] : 0;
+    int rc = q->cols[c].op && op < 4 ? silt_buf_puts(&q->cell, OP_NAMES[op])
+                                     : silt_render_put(&q->cell, q->cols[c].r, v, row, st);
+    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "sql: out of memory") : rc;
 }
 
-/* 1: s->cur holds the next row; 0: no more rows; < 0: error. */
-static int rows_next(rows *s) { return s->chunked ? rows_next_chunked(s) : rows_next_legacy(s); }
+/* Calls row_fn(q, chunk, row, arg) for every row of the result in order;
+ * returns the number of rows (>= 0) or an error. */
+typedef int (*row_fn)(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg);
 
-/* ---- text writers ---------------------------------------------------------- */
-
-static void put_json_string(FILE *f, cell v)
+static int64_t for_each_row(qout *q, row_fn fn, void *arg)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)v.p, *e = p + v.n; p < e; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p); /* NUL is \u0000 */
-            else
-                fputc(*p, f);
-        }
+    int64_t n = 0;
+    duckdb_data_chunk chunk;
+    while ((chunk = duckdb_fetch_chunk(*q->res)) != NULL) {
+        idx_t size = duckdb_data_chunk_get_size(chunk);
+        int rc = 0;
+        for (idx_t r = 0; rc == 0 && r < size; r++, n++)
+            rc = fn(q, chunk, r, arg);
+        duckdb_destroy_data_chunk(&chunk);
+        if (rc < 0)
+            return rc;
     }
-    fputc('"', f);
+    return n;
 }
 
-static void put_name_json(FILE *f, const char *name) { put_json_string(f, (cell){name, strlen(name)}); }
-
-static void put_json_value(FILE *f, col_kind k, cell v)
-{
-    if (!v.p) {
-        fputs("null", f);
-        return;
-    }
-    switch (k) {
-    case K_NUMBER:
-    case K_BOOL:
-    case K_JSON:
-        fwrite(v.p, 1, v.n, f);
-        break;
-    case K_FLOAT:
-        if (cell_is(v, "nan") || cell_is(v, "-nan") || cell_is(v, "inf") || cell_is(v, "-inf"))
-            fputs("null", f);
-        else
-            fwrite(v.p, 1, v.n, f);
-        break;
-    default:
-        put_json_string(f, v);
-    }
-}
+/* ---- csv, json, ndjson ---------------------------------------------------------- */
 
 /* A field holding ',', '"', CR, LF or a NUL byte is quoted; the bytes are
  * written as they are (a NUL byte stays a NUL byte). */
-static void put_csv_field(FILE *f, cell v)
+static int put_csv_field(silt_buf *b, const char *p, size_t n)
 {
-    if (!v.p)
-        return;
-    bool quote = v.n == 0;
-    for (size_t i = 0; i < v.n && !quote; i++)
-        quote = v.p[i] == ',' || v.p[i] == '"' || v.p[i] == '\r' || v.p[i] == '\n' || v.p[i] == '\0';
-    if (!quote) {
-        fwrite(v.p, 1, v.n, f);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < v.n; i++) {
-        if (v.p[i] == '"')
-            fputc('"', f);
-        fputc(v.p[i], f);
-    }
-    fputc('"', f);
+    bool quote = n == 0;
+    for (size_t i = 0; i < n && !quote; i++)
+        quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n' || p[i] == '\0';
+    if (!quote)
+        return silt_buf_append(b, p, n);
+    int rc = silt_buf_putc(b, '"');
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = p[i] == '"' ? silt_buf_puts(b, "\"\"") : silt_buf_putc(b, p[i]);
+    return rc ? rc : silt_buf_putc(b, '"');
 }
 
-static void put_name_csv(FILE *f, const char *name) { put_csv_field(f, (cell){name, strlen(name)}); }
+typedef struct stream_arg {
+    FILE *f;
+    silt_buf line;
+    uint64_t n;
+} stream_arg;
+
+static int flush_line(stream_arg *a)
+{
+    if (a->line.len)
+        fwrite(a->line.data, 1, a->line.len, a->f);
+    silt_buf_clear(&a->line);
+    return 0;
+}
+
+static int csv_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
+{
+    stream_arg *a = arg;
+    int rc = 0;
+    for (size_t c = 0; rc == 0 && c < q->ncols; c++) {
+        bool null;
+        rc = render_cell(q, chunk, c, row, SILT_RENDER_TEXT, &null);
+        if (rc == 0 && c)
+            rc = silt_buf_putc(&a->line, ',');
+        if (rc == 0 && !null)
+            rc = put_csv_field(&a->line, q->cell.data ? q->cell.data : "", q->cell.len);
+    }
+    if (rc == 0)
+        rc = silt_buf_putc(&a->line, '\n');
+    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(a);
+}
+
+static int json_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
+{
+    stream_arg *a = arg;
+    bool array = q->o->fmt == SILT_QFMT_JSON;
+    int rc = array ? silt_buf_puts(&a->line, a->n++ ? ",\n{" : "[\n{") : silt_buf_putc(&a->line, '{');
+    for (size_t c = 0; rc == 0 && c < q->ncols; c++) {
+        bool null;
+        rc = render_cell(q, chunk, c, row, SILT_RENDER_JSON, &null);
+        if (rc == 0 && c)
+            rc = silt_buf_putc(&a->line, ',');
+        if (rc == 0)
+            rc = silt_render_json_string(&a->line, q->cols[c].name, strlen(q->cols[c].name));
+        if (rc == 0)
+            rc = silt_buf_putc(&a->line, ':');
+        if (rc == 0)
+            rc = null ? silt_buf_puts(&a->line, "null") : silt_buf_append(&a->line, q->cell.data, q->cell.len);
+    }
+    if (rc == 0)
+        rc = silt_buf_puts(&a->line, array ? "}" : "}\n");
+    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(a);
+}
+
+static int64_t write_stream(FILE *f, qout *q)
+{
+    stream_arg a = {.f = f, .line = SILT_BUF_INIT};
+    int rc = 0;
+    if (q->o->fmt == SILT_QFMT_CSV) {
+        for (size_t c = 0; rc == 0 && c < q->ncols; c++) {
+            if (c)
+                rc = silt_buf_putc(&a.line, ',');
+            if (rc == 0)
+                rc = put_csv_field(&a.line, q->cols[c].name, strlen(q->cols[c].name));
+        }
+        if (rc == 0)
+            rc = silt_buf_putc(&a.line, '\n');
+        if (rc < 0) {
+            silt_buf_free(&a.line);
+            return silt_err(SILT_ENOMEM, "sql: out of memory");
+        }
+        flush_line(&a);
+    }
+    int64_t n = for_each_row(q, q->o->fmt == SILT_QFMT_CSV ? csv_row : json_row, &a);
+    silt_buf_free(&a.line);
+    if (n >= 0 && q->o->fmt == SILT_QFMT_JSON)
+        fputs(n ? "\n]\n" : "[]\n", f);
+    return n;
+}
+
+/* ---- json-aos, json-soa, json-aoa (the ODF node API) ------------------------------ */
+
+typedef struct shape_arg {
+    FILE *f;
+    silt_buf *cols; /* json-soa: the values of each column so far */
+    int64_t n;
+} shape_arg;
+
+static int put_json_name(silt_buf *b, const char *name)
+{
+    return silt_render_json_string(b, name, strlen(name));
+}
+
+/* One row of json-aos / json-aoa written at once, or appended to the
+ * columns of json-soa. */
+static int shape_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
+{
+    shape_arg *a = arg;
+    silt_qfmt fmt = q->o->fmt;
+    silt_buf line = SILT_BUF_INIT;
+    int rc = fmt == SILT_QFMT_JSON_SOA ? 0 : silt_buf_puts(&line, fmt == SILT_QFMT_JSON_AOA ? "[" : "{");
+    if (rc == 0 && a->n && fmt != SILT_QFMT_JSON_SOA)
+        fputc(',', a->f);
+    for (size_t c = 0; rc == 0 && c < q->ncols; c++) {
+        bool null;
+        rc = render_cell(q, chunk, c, row, SILT_RENDER_JSON, &null);
+        silt_buf *b = fmt == SILT_QFMT_JSON_SOA ? &a->cols[c] : &line;
+        if (rc == 0 && (fmt == SILT_QFMT_JSON_SOA ? a->n > 0 : c > 0))
+            rc = silt_buf_putc(b, ',');
+        if (rc == 0 && fmt == SILT_QFMT_JSON_AOS) {
+            rc = put_json_name(b, q->cols[c].name);
+            if (rc == 0)
+                rc = silt_buf_putc(b, ':');
+        }
+        if (rc == 0)
+            rc = null ? silt_buf_puts(b, "null") : silt_buf_append(b, q->cell.data, q->cell.len);
+    }
+    if (rc == 0 && fmt != SILT_QFMT_JSON_SOA) {
+        rc = silt_buf_puts(&line, fmt == SILT_QFMT_JSON_AOA ? "]" : "}");
+        if (rc == 0)
+            fwrite(line.data, 1, line.len, a->f);
+    }
+    silt_buf_free(&line);
+    a->n++;
+    return rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc;
+}
+
+/* Compact JSON without a trailing newline: [{"a":1},…], {"a":[1,…],…},
+ * [[1,…],…]. json-soa holds the values until the end (the result is paged
+ * by the caller). */
+static int64_t write_shapes(FILE *f, qout *q)
+{
+    shape_arg a = {.f = f};
+    bool soa = q->o->fmt == SILT_QFMT_JSON_SOA;
+    if (soa) {
+        a.cols = calloc(q->ncols ? q->ncols : 1, sizeof *a.cols);
+        if (!a.cols)
+            return silt_err(SILT_ENOMEM, "sql: out of memory");
+    } else {
+        fputc('[', f);
+    }
+    int64_t n = for_each_row(q, shape_row, &a);
+    if (n >= 0 && soa) {
+        fputc('{', f);
+        for (size_t c = 0; c < q->ncols; c++) {
+            silt_buf name = SILT_BUF_INIT;
+            if (put_json_name(&name, q->cols[c].name) < 0) {
+                n = silt_err(SILT_ENOMEM, "sql: out of memory");
+                break;
+            }
+            fprintf(f, "%s%.*s:[", c ? "," : "", (int)name.len, name.data);
+            silt_buf_free(&name);
+            fwrite(a.cols[c].data ? a.cols[c].data : "", 1, a.cols[c].len, f);
+            fputc(']', f);
+        }
+        fputc('}', f);
+    } else if (n >= 0) {
+        fputc(']', f);
+    }
+    for (size_t c = 0; soa && c < q->ncols; c++)
+        silt_buf_free(&a.cols[c]);
+    free(a.cols);
+    return n;
+}
+
+/* ---- table ------------------------------------------------------------------------ */
+
+/* A table cell: `n` bytes at `off` of the table's text; null = SQL NULL. */
+typedef struct tcell {
+    size_t off, n;
+    bool null;
+} tcell;
+
+typedef struct table_arg {
+    silt_buf text;
+    tcell *cells;
+    size_t n, cap;
+} table_arg;
+
+static int table_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
+{
+    table_arg *t = arg;
+    if (t->n + q->ncols > t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 64 + q->ncols;
+        tcell *ncells = realloc(t->cells, nc * sizeof *ncells);
+        if (!ncells)
+            return silt_err(SILT_ENOMEM, "sql: out of memory");
+        t->cells = ncells;
+        t->cap = nc;
+    }
+    for (size_t c = 0; c < q->ncols; c++) {
+        bool null;
+        int rc = render_cell(q, chunk, c, row, SILT_RENDER_TEXT, &null);
+        if (rc == 0 && q->cell.len && silt_buf_append(&t->text, q->cell.data, q->cell.len) < 0)
+            rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+        if (rc < 0)
+            return rc;
+        t->cells[t->n++] = (tcell){t->text.len - q->cell.len, q->cell.len, null};
+    }
+    return 0;
+}
 
 /* Display width: UTF-8 code points (a NUL byte is shown as one, U+2400). */
-static size_t text_width(cell v)
+static size_t text_width(const char *p, size_t n)
 {
     size_t w = 0;
-    for (size_t i = 0; i < v.n; i++)
-        if (((unsigned char)v.p[i] & 0xC0) != 0x80)
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)p[i] & 0xC0) != 0x80)
             w++;
     return w;
 }
 
-/* The table shows a NUL byte as U+2400 SYMBOL FOR NULL ("␀"). */
-static void put_padded(FILE *f, cell v, size_t width, bool right)
+/* Writes the value padded to `width` code points, or, when it is wider than
+ * `limit` (0 = no limit), its first limit-1 code points and "…". A NUL byte
+ * is shown as U+2400 SYMBOL FOR NULL ("␀"). */
+static void put_padded(FILE *f, const char *p, size_t n, size_t width, size_t limit, bool right)
 {
-    size_t w = text_width(v);
+    size_t w = text_width(p, n);
+    bool cut = limit && w > limit;
+    if (cut)
+        w = limit;
     if (right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
-    for (size_t i = 0; i < v.n; i++) {
-        if (v.p[i] == '\0')
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool lead = ((unsigned char)p[i] & 0xC0) != 0x80;
+        if (cut && lead && ++shown == limit)
+            break;
+        if (p[i] == '\0')
             fputs("\xe2\x90\x80", f);
         else
-            fputc(v.p[i], f);
+            fputc(p[i], f);
     }
+    if (cut)
+        fputs("\xe2\x80\xa6", f);
     if (!right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
 }
 
-static const cell NULL_TEXT = {"NULL", 4};
+enum { MIN_COL_WIDTH = 4 };
 
-/* All values of the result, row-major, as malloc'd copies (p NULL = SQL NULL). */
-static int fetch_all(rows *s, cell **cells_out, size_t *nrows_out)
+/* Narrows the widest columns so that a line fits in `max` code points: all
+ * columns wider than a cap C get C (or C+1, left to right, to use up the
+ * room), and no column goes below MIN_COL_WIDTH (the line may then stay
+ * wider than max). */
+static void fit_widths(size_t *w, size_t ncols, size_t max)
 {
-    *cells_out = NULL;
-    *nrows_out = 0;
-    cell *cells = NULL;
-    size_t n = 0, cap = 0;
-    int rc;
-    while ((rc = rows_next(s)) == 1) {
-        if (n + s->ncols > cap) {
-            size_t ncap = cap ? cap * 2 : 64 + s->ncols;
-            cell *nc = realloc(cells, ncap * sizeof *nc);
-            if (!nc) {
-                rc = silt_err(SILT_ENOMEM, "sql: out of memory");
-                break;
-            }
-            cells = nc;
-            cap = ncap;
-        }
-        for (size_t c = 0; c < s->ncols; c++) {
-            cell v = s->cur[c];
-            char *copy = NULL;
-            if (v.p && !(copy = malloc(v.n + 1))) {
-                rc = silt_err(SILT_ENOMEM, "sql: out of memory (row %zu, column %zu)", n / (s->ncols ? s->ncols : 1) + 1,
-                              c + 1);
-                break;
-            }
-            if (copy)
-                memcpy(copy, v.p, v.n);
-            cells[n++] = (cell){copy, v.n};
-        }
-        if (rc < 0)
-            break;
+    size_t sep = ncols ? 3 * (ncols - 1) : 0, total = sep, widest = 0;
+    for (size_t c = 0; c < ncols; c++) {
+        total += w[c];
+        if (w[c] > widest)
+            widest = w[c];
     }
-    if (rc < 0) {
-        for (size_t i = 0; i < n; i++)
-            free((char *)cells[i].p);
-        free(cells);
-        return rc;
+    if (!max || total <= max || max <= sep)
+        return;
+    size_t room = max - sep, cap = MIN_COL_WIDTH;
+    for (size_t lo = MIN_COL_WIDTH + 1, hi = widest; lo <= hi;) { /* largest cap that fits */
+        size_t mid = lo + (hi - lo) / 2, sum = 0;
+        for (size_t c = 0; c < ncols; c++)
+            sum += w[c] < mid ? w[c] : mid;
+        if (sum <= room) {
+            cap = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
     }
-    *cells_out = cells;
-    *nrows_out = s->ncols ? n / s->ncols : 0;
-    return 0;
+    size_t used = 0;
+    for (size_t c = 0; c < ncols; c++)
+        used += w[c] < cap ? w[c] : cap;
+    for (size_t c = 0; c < ncols; c++) {
+        if (w[c] <= cap)
+            continue;
+        w[c] = cap;
+        if (used < room) { /* was wider than cap: one more fits */
+            w[c]++;
+            used++;
+        }
+    }
 }
 
-static int write_table(FILE *f, rows *s, const col_kind *kinds, uint64_t *nrows_out)
+static void put_table(FILE *f, qout *q, const table_arg *t, size_t nrows, const size_t *w, const size_t *natural)
 {
-    size_t ncols = s->ncols, nrows;
-    cell *cells;
-    int rc = fetch_all(s, &cells, &nrows);
-    if (rc)
-        return rc;
-    size_t *w = calloc(ncols ? ncols : 1, sizeof *w);
-    if (!w) {
-        for (size_t i = 0; i < nrows * ncols; i++)
-            free((char *)cells[i].p);
-        free(cells);
-        return silt_err(SILT_ENOMEM, "sql: out of memory");
-    }
+    size_t ncols = q->ncols;
     for (size_t c = 0; c < ncols; c++) {
-        const char *name = duckdb_column_name(s->res, c);
-        w[c] = text_width((cell){name, strlen(name)});
-        for (size_t r = 0; r < nrows; r++) {
-            cell v = cells[r * ncols + c];
-            size_t vw = v.p ? text_width(v) : 4;
-            if (vw > w[c])
-                w[c] = vw;
-        }
-    }
-    for (size_t c = 0; c < ncols; c++) {
-        const char *name = duckdb_column_name(s->res, c);
         if (c)
             fputs(" | ", f);
-        put_padded(f, (cell){name, strlen(name)}, c + 1 < ncols ? w[c] : 0, false);
+        const char *name = q->cols[c].name;
+        put_padded(f, name, strlen(name), c + 1 < ncols ? w[c] : 0, w[c] < natural[c] ? w[c] : 0, false);
     }
     fputc('\n', f);
     for (size_t c = 0; c < ncols; c++) {
@@ -458,181 +493,50 @@ static int write_table(FILE *f, rows *s, const col_kind *kinds, uint64_t *nrows_
     fputc('\n', f);
     for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < ncols; c++) {
-            cell v = cells[r * ncols + c];
-            bool right = kinds[c] == K_NUMBER || kinds[c] == K_FLOAT;
+            tcell v = t->cells[r * ncols + c];
+            bool right = q->cols[c].number;
+            const char *p = v.null ? "NULL" : t->text.data + v.off;
+            size_t n = v.null ? 4 : v.n;
             if (c)
                 fputs(" | ", f);
-            put_padded(f, v.p ? v : NULL_TEXT, (right || c + 1 < ncols) ? w[c] : 0, right);
+            put_padded(f, p, n, (right || c + 1 < ncols) ? w[c] : 0, w[c] < natural[c] ? w[c] : 0, right);
         }
         fputc('\n', f);
     }
-    for (size_t i = 0; i < nrows * ncols; i++)
-        free((char *)cells[i].p);
-    free(cells);
+}
+
+static int64_t write_table(FILE *f, qout *q)
+{
+    table_arg t = {.text = SILT_BUF_INIT};
+    if (silt_buf_putc(&t.text, '\0') < 0) /* text.data is never NULL */
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    int64_t nrows = for_each_row(q, table_row, &t);
+    size_t ncols = q->ncols;
+    size_t *w = nrows >= 0 ? calloc(2 * (ncols ? ncols : 1), sizeof *w) : NULL;
+    if (nrows >= 0 && !w)
+        nrows = silt_err(SILT_ENOMEM, "sql: out of memory");
+    if (nrows >= 0) {
+        size_t *natural = w + ncols;
+        for (size_t c = 0; c < ncols; c++) {
+            natural[c] = text_width(q->cols[c].name, strlen(q->cols[c].name));
+            for (size_t r = 0; r < (size_t)nrows; r++) {
+                tcell v = t.cells[r * ncols + c];
+                size_t vw = v.null ? 4 : text_width(t.text.data + v.off, v.n);
+                if (vw > natural[c])
+                    natural[c] = vw;
+            }
+            w[c] = natural[c];
+        }
+        fit_widths(w, ncols, q->o->max_width);
+        put_table(f, q, &t, (size_t)nrows, w, natural);
+    }
     free(w);
-    *nrows_out = nrows;
-    return 0;
-}
-
-static int write_rows(FILE *f, rows *s, const col_kind *kinds, silt_qfmt fmt, uint64_t *nrows_out)
-{
-    size_t ncols = s->ncols;
-    if (fmt == SILT_QFMT_CSV) {
-        for (size_t c = 0; c < ncols; c++) {
-            if (c)
-                fputc(',', f);
-            put_name_csv(f, duckdb_column_name(s->res, c));
-        }
-        fputc('\n', f);
-    }
-    uint64_t n = 0;
-    int rc;
-    while ((rc = rows_next(s)) == 1) {
-        if (fmt == SILT_QFMT_JSON)
-            fputs(n ? ",\n" : "[\n", f);
-        if (fmt != SILT_QFMT_CSV)
-            fputc('{', f);
-        for (size_t c = 0; c < ncols; c++) {
-            if (c)
-                fputc(',', f);
-            if (fmt == SILT_QFMT_CSV) {
-                put_csv_field(f, s->cur[c]);
-            } else {
-                put_name_json(f, duckdb_column_name(s->res, c));
-                fputc(':', f);
-                put_json_value(f, kinds[c], s->cur[c]);
-            }
-        }
-        if (fmt != SILT_QFMT_CSV)
-            fputc('}', f);
-        if (fmt != SILT_QFMT_JSON)
-            fputc('\n', f);
-        n++;
-    }
-    if (rc < 0)
-        return rc;
-    if (fmt == SILT_QFMT_JSON)
-        fputs(n ? "\n]\n" : "[]\n", f);
-    *nrows_out = n;
-    return 0;
-}
-
-/* The compact JSON shapes of the ODF node API (json-aos / -soa / -aoa). */
-static int write_json_shapes(FILE *f, rows *s, const col_kind *kinds, silt_qfmt fmt, uint64_t *nrows_out)
-{
-    size_t ncols = s->ncols;
-    if (fmt == SILT_QFMT_JSON_SOA) {
-        cell *cells;
-        size_t nrows;
-        int rc = fetch_all(s, &cells, &nrows);
-        if (rc)
-            return rc;
-        fputc('{', f);
-        for (size_t c = 0; c < ncols; c++) {
-            if (c)
-                fputc(',', f);
-            put_name_json(f, duckdb_column_name(s->res, c));
-            fputs(":[", f);
-            for (size_t r = 0; r < nrows; r++) {
-                if (r)
-                    fputc(',', f);
-                put_json_value(f, kinds[c], cells[r * ncols + c]);
-            }
-            fputc(']', f);
-        }
-        fputc('}', f);
-        for (size_t i = 0; i < nrows * ncols; i++)
-            free((char *)cells[i].p);
-        free(cells);
-        *nrows_out = nrows;
-        return 0;
-    }
-    uint64_t n = 0;
-    int rc;
-    fputc('[', f);
-    while ((rc = rows_next(s)) == 1) {
-        if (n)
-            fputc(',', f);
-        fputc(fmt == SILT_QFMT_JSON_AOA ? '[' : '{', f);
-        for (size_t c = 0; c < ncols; c++) {
-            if (c)
-                fputc(',', f);
-            if (fmt == SILT_QFMT_JSON_AOS) {
-                put_name_json(f, duckdb_column_name(s->res, c));
-                fputc(':', f);
-            }
-            put_json_value(f, kinds[c], s->cur[c]);
-        }
-        fputc(fmt == SILT_QFMT_JSON_AOA ? ']' : '}', f);
-        n++;
-    }
-    if (rc < 0)
-        return rc;
-    fputc(']', f);
-    *nrows_out = n;
-    return 0;
+    free(t.cells);
+    silt_buf_free(&t.text);
+    return nrows;
 }
 
 /* ---- running --------------------------------------------------------------- */
-
-static bool fmt_is_json(silt_qfmt fmt)
-{
-    return fmt == SILT_QFMT_JSON || fmt == SILT_QFMT_NDJSON || fmt == SILT_QFMT_JSON_AOS ||
-           fmt == SILT_QFMT_JSON_SOA || fmt == SILT_QFMT_JSON_AOA;
-}
-
-/* Builds the converting wrapper of a SELECT: every output column is
- * VARCHAR (rows_next reads them from data chunks); *kinds_out gets the
- * output kind of every column (from its type before the conversion); a
- * page becomes LIMIT / OFFSET of the wrapper. */
-static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner,
-                         silt_qfmt fmt, col_kind *kinds, const silt_query_page *page)
-{
-    size_t ncols = duckdb_prepared_statement_column_count(prep);
-    int rc = silt_buf_puts(b, "SELECT ");
-    for (size_t c = 0; rc == 0 && c < ncols; c++) {
-        duckdb_type t = duckdb_prepared_statement_column_type(prep, c);
-        char ref[32];
-        snprintf(ref, sizeof ref, "#%zu", c + 1);
-        if (c)
-            rc = silt_buf_puts(b, ", ");
-        kinds[c] = kind_of(t);
-        if (rc == 0 && is_timestamp(t)) {
-            rc = put_rfc3339(b, ref, t == DUCKDB_TYPE_TIMESTAMP_NS);
-            kinds[c] = K_STRING;
-        } else if (rc == 0 && fmt_is_json(fmt) && is_nested(t)) {
-            rc = silt_buf_printf(b, "CAST(to_json(%s) AS VARCHAR)", ref);
-            kinds[c] = K_JSON;
-        } else if (rc == 0) {
-            rc = silt_buf_printf(b, "CAST(%s AS VARCHAR)", ref); /* text as DuckDB prints it */
-        }
-        /* column names of a prepared statement are owned by the caller */
-        const char *cname = rc == 0 ? duckdb_prepared_statement_column_name(prep, c) : NULL;
-        char *alias = cname ? silt_sql_ident(cname) : NULL;
-        duckdb_free((void *)cname);
-        if (rc == 0 && !alias)
-            rc = SILT_ENOMEM;
-        if (rc == 0)
-            rc = silt_buf_printf(b, " AS %s", alias);
-        free(alias);
-    }
-    if (rc == 0)
-        rc = silt_buf_printf(b, " FROM (%s\n) AS __silt_q", inner);
-    if (rc == 0 && page && page->has_limit)
-        rc = silt_buf_printf(b, " LIMIT %llu", (unsigned long long)page->limit);
-    if (rc == 0 && page && page->skip)
-        rc = silt_buf_printf(b, " OFFSET %llu", (unsigned long long)page->skip);
-    return rc;
-}
-
-int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner)
-{
-    size_t ncols = duckdb_prepared_statement_column_count(prep);
-    col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
-    int rc = kinds ? build_wrapper(b, prep, inner, SILT_QFMT_CSV, kinds, NULL) : SILT_ENOMEM;
-    free(kinds);
-    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "sql: out of memory") : rc;
-}
 
 /* Runs silt's wrapper `sql` around the checked user query, which must still
  * be one statement of type `type`, into *res (destroyed by the caller when
@@ -678,18 +582,40 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
     return rc;
 }
 
-int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
-                   uint64_t *rows_out)
+/* Writes the result of an executed statement as text to `path` or o->out. */
+static int write_text(duckdb_result *res, const silt_query_out *o)
 {
-    return silt_query_run_page(e, sql, fmt, out, path, rows_out, NULL);
+    FILE *f = o->out ? o->out : stdout;
+    if (o->path && !(f = fopen(o->path, "w")))
+        return silt_err(SILT_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+    qout q;
+    int rc = qout_open(&q, res, o);
+    if (rc == 0) {
+        int64_t n = o->fmt == SILT_QFMT_TABLE      ? write_table(f, &q)
+                    : o->fmt >= SILT_QFMT_JSON_AOS ? write_shapes(f, &q)
+                                                   : write_stream(f, &q);
+        qout_close(&q);
+        if (n < 0)
+            rc = (int)n;
+        else if (o->rows_out)
+            *o->rows_out = (uint64_t)n;
+    }
+    if ((fflush(f) != 0 || ferror(f)) && rc == 0)
+        rc = silt_err(SILT_EIO, "%s: write error: %s", o->path ? o->path : "output", strerror(errno));
+    if (o->path) {
+        if (fclose(f) != 0 && rc == 0)
+            rc = silt_err(SILT_EIO, "%s: write error: %s", o->path, strerror(errno));
+        if (rc)
+            unlink(o->path);
+    }
+    return rc;
 }
 
-int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
-                        uint64_t *rows_out, const silt_query_page *page)
+int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
 {
-    if (rows_out)
-        *rows_out = 0;
-    if (fmt == SILT_QFMT_PARQUET && !path)
+    if (o->rows_out)
+        *o->rows_out = 0;
+    if (o->fmt == SILT_QFMT_PARQUET && !o->path)
         return silt_err(SILT_EINVAL, "sql: format parquet needs an output file");
     char *inner = strip_query(sql);
     if (!inner)
@@ -697,77 +623,52 @@ int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *ou
     duckdb_prepared_statement prep = NULL;
     int rc = silt_engine_prepare(e, inner, "sql", SILT_PREP_USER | SILT_PREP_EXPLAIN,
                                  DUCKDB_STATEMENT_TYPE_INVALID, &prep);
-    if (rc) {
-        free(inner);
-        return rc;
-    }
-    if (fmt == SILT_QFMT_PARQUET) {
-        rc = run_parquet(e, prep, inner, path, rows_out);
-        duckdb_destroy_prepare(&prep);
-        free(inner);
-        return rc;
-    }
-    size_t ncols = duckdb_prepared_statement_column_count(prep);
-    col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
-    silt_buf wrapped = SILT_BUF_INIT;
-    duckdb_result res;
-    bool have_res = false, chunked = false;
-    if (!kinds)
-        rc = silt_err(SILT_ENOMEM, "sql: out of memory");
-    if (rc == 0 && duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
-        rc = build_wrapper(&wrapped, prep, inner, fmt, kinds, page);
-        if (rc == SILT_ENOMEM)
-            rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+    const silt_query_page *pg = o->page;
+    if (rc == 0 && pg && (pg->has_limit || pg->skip) &&
+        duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
+        /* the page inside the engine, which stops early: the checked user
+         * query becomes a subquery of silt's LIMIT / OFFSET */
+        silt_buf w = SILT_BUF_INIT;
+        rc = silt_buf_printf(&w, "SELECT * FROM (%s\n) AS __silt_q", inner);
+        if (rc == 0 && pg->has_limit)
+            rc = silt_buf_printf(&w, " LIMIT %llu", (unsigned long long)pg->limit);
+        if (rc == 0 && pg->skip)
+            rc = silt_buf_printf(&w, " OFFSET %llu", (unsigned long long)pg->skip);
         if (rc == 0) {
-            chunked = true;
-            rc = run_wrapper(e, wrapped.data, DUCKDB_STATEMENT_TYPE_SELECT, &res, &have_res);
+            duckdb_destroy_prepare(&prep);
+            rc = silt_engine_prepare(e, w.data, "sql", 0, DUCKDB_STATEMENT_TYPE_SELECT, &prep);
+        } else {
+            rc = silt_err(SILT_ENOMEM, "sql: out of memory");
         }
+        silt_buf_free(&w);
+    }
+    if (rc == 0 && o->fmt == SILT_QFMT_PARQUET) {
+        rc = run_parquet(e, prep, inner, o->path, o->rows_out);
     } else if (rc == 0) {
-        have_res = true;
+        duckdb_result res;
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)
             rc = silt_engine_error(e, &res, "sql");
         else
-            for (size_t c = 0; c < ncols && c < duckdb_column_count(&res); c++)
-                kinds[c] = kind_of(duckdb_column_type(&res, c));
-    }
-    FILE *f = out ? out : stdout;
-    if (rc == 0 && path) {
-        f = fopen(path, "w");
-        if (!f)
-            rc = silt_err(SILT_EIO, "%s: cannot create: %s", path, strerror(errno));
-    }
-    if (rc == 0) {
-        size_t rc_cols = duckdb_column_count(&res);
-        if (rc_cols > ncols)
-            rc_cols = ncols; /* defensive: never index past `kinds` */
-        rows src;
-        uint64_t nrows = 0;
-        rc = rows_open(&src, &res, rc_cols, chunked);
-        if (rc == 0) {
-            rc = fmt == SILT_QFMT_TABLE ? write_table(f, &src, kinds, &nrows)
-                 : fmt >= SILT_QFMT_JSON_AOS ? write_json_shapes(f, &src, kinds, fmt, &nrows)
-                                             : write_rows(f, &src, kinds, fmt, &nrows);
-            rows_close(&src);
-        }
-        if (rc == 0 && rows_out)
-            *rows_out = nrows;
-        if (fflush(f) != 0 || ferror(f))
-            if (rc == 0)
-                rc = silt_err(SILT_EIO, "%s: write error: %s", path ? path : "output", strerror(errno));
-        if (path) {
-            if (fclose(f) != 0 && rc == 0)
-                rc = silt_err(SILT_EIO, "%s: write error: %s", path, strerror(errno));
-            if (rc)
-                unlink(path);
-        }
-    }
-    if (have_res)
+            rc = write_text(&res, o);
         duckdb_destroy_result(&res);
-    silt_buf_free(&wrapped);
+    }
     duckdb_destroy_prepare(&prep);
-    free(kinds);
     free(inner);
     return rc;
+}
+
+int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                   uint64_t *rows_out)
+{
+    silt_query_out o = {.fmt = fmt, .out = out, .path = path, .rows_out = rows_out};
+    return silt_query_exec(e, sql, &o);
+}
+
+int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                        uint64_t *rows_out, const silt_query_page *page)
+{
+    silt_query_out o = {.fmt = fmt, .out = out, .path = path, .rows_out = rows_out, .page = page};
+    return silt_query_exec(e, sql, &o);
 }
 
 /* ---- views ----------------------------------------------------------------- */

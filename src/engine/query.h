@@ -2,25 +2,24 @@
  * the current-state projection of a changelog, and running one SQL statement
  * with its result written as text (table, CSV, JSON, NDJSON) or Parquet.
  *
- * Output formats (docs in silt.h, `silt sql`):
+ * Output formats (docs in silt.h, `silt sql`); every value of every text
+ * format is rendered from the result vectors by render.h:
  *  - table: header line, a separator line of '-' and '+', then one line per
  *    row; columns separated by " | ", numbers right-aligned, everything else
  *    left-aligned, widths in UTF-8 code points; SQL NULL is shown as "NULL",
- *    a NUL byte inside a value as U+2400 "␀" (one column wide);
- *  - csv: RFC 4180 with a header line; NULL is an empty field, an empty
- *    string is written as "" (quoted); fields holding ',', '"', CR, LF or a
- *    NUL byte are quoted with "" escaping, and every byte of the value is
- *    written as it is (a NUL byte too); lines end with "\n";
+ *    a NUL byte inside a value as U+2400 "␀" (one column wide); values are
+ *    SILT_RENDER_TEXT (nested values as compact JSON); with a max_width the
+ *    widest columns are narrowed so that a line fits and longer values (and
+ *    names) are cut, ending in "…";
+ *  - csv: RFC 4180 with a header line; values SILT_RENDER_TEXT; NULL is an
+ *    empty field, an empty string is written as "" (quoted); fields holding
+ *    ',', '"', CR, LF or a NUL byte are quoted with "" escaping, and every
+ *    byte of the value is written as it is (a NUL byte too); lines end with
+ *    "\n";
  *  - json: one array of objects "[\n{...},\n{...}\n]\n" ("[]\n" when empty);
- *    ndjson: one object per line; keys are the column names in order;
- *    numbers and booleans are JSON numbers/booleans (NaN and infinities
- *    null), nested values (LIST, STRUCT, MAP, ARRAY, UNION) are JSON values,
- *    everything else a JSON string (control characters, NUL included, as
- *    \u00XX escapes);
- *  - parquet: COPY of the result to a file (needs a path);
- * and in every text format timestamps (top-level columns) are RFC 3339 UTC
- * with 'Z' and the shortest exact fraction of 0, 3, 6 or 9 digits, as
- * silt_time_format does; DATE is YYYY-MM-DD.
+ *    ndjson: one object per line; keys are the column names in order,
+ *    values SILT_RENDER_JSON;
+ *  - parquet: COPY of the result to a file (needs a path).
  *
  * Errors: negative SILT_E* after silt_err(); engine errors are the first line
  * of DuckDB's message prefixed with "sql: ".
@@ -53,6 +52,38 @@ typedef enum silt_qfmt {
  * table, csv, json, ndjson or parquet)" otherwise. */
 int silt_qfmt_parse(const char *name, silt_qfmt *out);
 
+/* A page of the result of a query: `skip` rows left out, then at most
+ * `limit` rows (when has_limit). Applied inside the engine to a SELECT-like
+ * statement (silt's wrapper gets LIMIT/OFFSET, so the engine stops early);
+ * other statements (EXPLAIN) are not paged. */
+typedef struct silt_query_page {
+    uint64_t skip;
+    bool has_limit;
+    uint64_t limit;
+} silt_query_page;
+
+/* Where and how silt_query_exec writes a result.
+ *  fmt: the format; out: the stream for text (NULL = stdout) unless `path`
+ *  (created/truncated; removed again on failure) is given;
+ *  rows_out (may be NULL): receives the number of result rows;
+ *  max_width (table only): the width of a line in code points that values
+ *    are cut to fit (0 = no limit: every value whole);
+ *  op_column (table only, may be NULL): a UTINYINT column of that name is
+ *    shown as the ODF op names +A, -R, -C, +C (0..3) instead of numbers. */
+typedef struct silt_query_out {
+    silt_qfmt fmt;
+    FILE *out;
+    const char *path;
+    uint64_t *rows_out;
+    size_t max_width;
+    const char *op_column;
+    const silt_query_page *page; /* NULL = every row */
+} silt_query_out;
+
+/* Runs exactly one SQL statement and writes its result as `o` says (see
+ * silt_query_run for the rules). */
+int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o);
+
 /* Runs exactly one SQL statement and writes its result in `fmt`, to `path`
  * when non-NULL (created/truncated; removed again on failure), else to `out`.
  * Parquet needs `path` (SILT_EINVAL otherwise; on a confined engine `path`
@@ -66,15 +97,6 @@ int silt_qfmt_parse(const char *name, silt_qfmt *out);
 int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
                    uint64_t *rows_out);
 
-/* A page of the result of a query: `skip` rows left out, then at most
- * `limit` rows (when has_limit). Applied inside the engine to a SELECT-like
- * statement (silt's wrapper gets LIMIT/OFFSET, so the engine stops early);
- * other statements (EXPLAIN) are not paged. */
-typedef struct silt_query_page {
-    uint64_t skip;
-    bool has_limit;
-    uint64_t limit;
-} silt_query_page;
 
 /* silt_query_run with a page (NULL = every row). */
 int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,

@@ -19,9 +19,12 @@
  *    (memory_limit set before confinement locks the settings, the timeout
  *    watchdog around the run) turn into one-line SILT_EINVAL errors.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "dataset/data_views.h"
 #include "dataset/dataset_internal.h"
@@ -164,6 +167,202 @@ static int find_refs(const char *sql, char **names, size_t n, qrefs *out)
     return rc;
 }
 
+/* ---- statements of a script ---------------------------------------------------- */
+
+static bool is_ident_char(unsigned char c) { return is_word_char(c) && c != '$'; }
+
+/* End of the quoted token (string, identifier, comment, $tag$ string) that
+ * starts at p, or NULL when p starts none; *open is set when the token is
+ * not closed before the end of the text. */
+static const char *skip_quoted(const char *start, const char *p, bool *open)
+{
+    *open = false;
+    if (p[0] == '-' && p[1] == '-') {
+        return p + strcspn(p, "\n");
+    } else if (p[0] == '/' && p[1] == '*') {
+        int depth = 0;
+        while (*p) {
+            if (p[0] == '/' && p[1] == '*') {
+                depth++;
+                p += 2;
+            } else if (p[0] == '*' && p[1] == '/') {
+                p += 2;
+                if (--depth == 0)
+                    return p;
+            } else {
+                p++;
+            }
+        }
+    } else if (*p == '\'' || *p == '"') {
+        char q = *p;
+        bool backslash = q == '\'' && p > start && (p[-1] == 'E' || p[-1] == 'e') &&
+                         !(p - 1 > start && is_word_char((unsigned char)p[-2]));
+        for (p++; *p; p++) {
+            if (backslash && *p == '\\' && p[1]) {
+                p++;
+            } else if (*p == q) {
+                if (p[1] != q)
+                    return p + 1;
+                p++; /* doubled quote */
+            }
+        }
+    } else if (*p == '$' && (p[1] == '$' || (is_word_start((unsigned char)p[1]) && (unsigned char)p[1] < 0x80))) {
+        const char *t = p + 1;
+        while (is_ident_char((unsigned char)*t) && (unsigned char)*t < 0x80)
+            t++;
+        if (*t != '$')
+            return NULL; /* a parameter such as $name */
+        size_t tl = (size_t)(t - p) + 1; /* "$tag$" */
+        for (const char *end = t + 1; *end; end++)
+            if (*end == '$' && strncmp(end, p, tl) == 0)
+                return end + tl;
+    } else {
+        return NULL;
+    }
+    *open = true;
+    return p + strlen(p);
+}
+
+/* Calls emit(text, len, arg) for every statement of `s` holding more than
+ * spaces and comments (the text between top-level ';'); returns 0, emit's
+ * error, or 1 when the text ends inside a quoted token or has a statement
+ * after its last ';' (*unfinished, for silt_sql_complete). */
+typedef int (*stmt_fn)(const char *text, size_t len, void *arg);
+
+static int scan_statements(const char *s, stmt_fn emit, void *arg, bool *unfinished)
+{
+    const char *p = s, *begin = s;
+    bool sig = false, open = false;
+    int rc = 0;
+    while (*p && rc == 0) {
+        bool comment = (p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*');
+        const char *q = skip_quoted(s, p, &open);
+        if (q) {
+            sig |= !comment;
+            p = q;
+        } else if (*p == ';') {
+            if (sig && emit)
+                rc = emit(begin, (size_t)(p - begin), arg);
+            begin = ++p;
+            sig = false;
+        } else {
+            sig |= !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v');
+            p++;
+        }
+    }
+    if (rc == 0 && sig && emit)
+        rc = emit(begin, (size_t)(p - begin), arg);
+    if (unfinished)
+        *unfinished = open || sig;
+    return rc;
+}
+
+typedef struct stmt_list {
+    char **v;
+    size_t n, cap;
+} stmt_list;
+
+static int add_stmt(const char *text, size_t len, void *arg)
+{
+    stmt_list *l = arg;
+    if (l->n + 2 > l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 8;
+        char **nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv)
+            return SILT_ENOMEM;
+        l->v = nv;
+        l->cap = nc;
+    }
+    if (!(l->v[l->n] = strndup(text, len)))
+        return SILT_ENOMEM;
+    l->v[++l->n] = NULL;
+    return 0;
+}
+
+int silt_sql_split(char ***out, const char *script)
+{
+    stmt_list l = {.v = calloc(1, sizeof(char *)), .cap = 1};
+    int rc = l.v ? scan_statements(script, add_stmt, &l, NULL) : SILT_ENOMEM;
+    if (rc < 0) {
+        silt_strv_free(l.v);
+        *out = NULL;
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    }
+    *out = l.v;
+    return (int)l.n;
+}
+
+bool silt_sql_complete(const char *text)
+{
+    bool unfinished = false;
+    scan_statements(text, NULL, NULL, &unfinished);
+    return !unfinished;
+}
+
+/* ---- SHOW TABLES ------------------------------------------------------------------ */
+
+/* Skips spaces and comments. */
+static const char *skip_space(const char *p)
+{
+    for (;;) {
+        bool open;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
+            p++;
+        if (!((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*')))
+            return p;
+        p = skip_quoted(p, p, &open);
+    }
+}
+
+static bool is_show_tables(const char *q)
+{
+    const char *p = skip_space(q);
+    if (strncasecmp(p, "show", 4) != 0 || is_word_char((unsigned char)p[4]))
+        return false;
+    p = skip_space(p + 4);
+    if (strncasecmp(p, "tables", 6) != 0 || is_word_char((unsigned char)p[6]))
+        return false;
+    for (p = skip_space(p + 6); *p == ';'; p = skip_space(p + 1))
+        ;
+    return *p == '\0';
+}
+
+/* The query answering SHOW TABLES: name and kind of every dataset of `names`. */
+static int show_tables_query(silt_workspace *ws, char **names, size_t n, char **out)
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_puts(&b, n ? "SELECT name, kind FROM (VALUES "
+                                 : "SELECT CAST(NULL AS VARCHAR) AS name, CAST(NULL AS VARCHAR) AS kind "
+                                   "WHERE false");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        silt_dataset *ds = NULL;
+        silt_dataset_info info;
+        int isf = 0;
+        rc = silt_dataset_open(&ds, ws, names[i]);
+        if (rc == 0)
+            rc = silt_dataset_info_get(&info, ds);
+        if (rc == 0 && (isf = silt_files_is_files(ds)) < 0)
+            rc = isf;
+        silt_dataset_free(ds);
+        char *qn = rc == 0 ? silt_sql_str(names[i]) : NULL;
+        if (rc == 0)
+            rc = qn ? silt_buf_printf(&b, "%s(%s, '%s')", i ? ", " : "", qn,
+                                      isf ? "Files" : info.kind == SILT_ROOT ? "Root" : "Derivative")
+                    : silt_err(SILT_ENOMEM, "sql: out of memory");
+        free(qn);
+    }
+    if (rc == 0 && n)
+        rc = silt_buf_puts(&b, ") AS t(name, kind) ORDER BY name");
+    if (rc == SILT_ENOMEM)
+        rc = silt_err(SILT_ENOMEM, "sql: out of memory");
+    if (rc < 0) {
+        silt_buf_free(&b);
+        return rc;
+    }
+    *out = silt_buf_detach(&b);
+    return *out ? 0 : silt_err(SILT_ENOMEM, "sql: out of memory");
+}
+
 /* View of any kind of dataset: files datasets through their tabular schema
  * ("name:current" does not apply to them), ledgers over their slices. */
 static int create_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto, bool current)
@@ -282,9 +481,14 @@ static int run_limited(silt_engine *e, const char *query, silt_qfmt fmt, const s
     }
     silt_engine_watch *w = NULL;
     int rc = opts && opts->timeout_ms ? silt_engine_watch_start(&w, e, opts->timeout_ms) : 0;
+    silt_query_out qo = {.fmt = fmt,
+                         .out = opts ? opts->out : NULL,
+                         .path = opts ? opts->output : NULL,
+                         .rows_out = opts ? opts->rows_out : NULL,
+                         .max_width = opts ? opts->max_width : 0,
+                         .page = &page};
     if (rc == 0)
-        rc = silt_query_run_page(e, query, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
-                                 opts ? opts->rows_out : NULL, &page);
+        rc = silt_query_exec(e, query, &qo);
     bool fired = silt_engine_watch_stop(w);
     if (rc < 0 && fired)
         return silt_err(SILT_EINVAL, "sql: query timed out after %u ms", opts->timeout_ms);
@@ -335,7 +539,9 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
         return rc;
     size_t nnames = keep_visible(names, (size_t)rc, opts);
     qrefs refs = {0};
-    rc = find_refs(query, names, nnames, &refs);
+    char *shown = NULL; /* the query answering SHOW TABLES */
+    rc = is_show_tables(query) ? show_tables_query(ws, names, nnames, &shown)
+                               : find_refs(query, names, nnames, &refs);
     silt_strv_free(names);
     if (rc == 0)
         rc = apply_as_of(ws, &refs, opts);
@@ -381,7 +587,7 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
     if (rc == 0 && !(opts && opts->unsafe_file_access))
         rc = confine_for_sql(e, fmt == SILT_QFMT_PARQUET ? opts->output : NULL, opts && opts->remote);
     if (rc == 0) {
-        rc = run_limited(e, query, fmt, opts);
+        rc = run_limited(e, shown ? shown : query, fmt, opts);
         if (rc < 0 && rc != SILT_ENOMEM && deferred)
             rc = silt_err(deferred, "%s", deferred_msg);
     }
@@ -395,6 +601,56 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
     } else {
         free(inputs);
     }
+    free(shown);
     return rc;
 }
 
+/* Runs statement i of n; in the table format an empty line follows every
+ * result but the last. */
+static int script_statement(silt_workspace *ws, const char *stmt, size_t i, size_t n, silt_qfmt fmt,
+                            const silt_sql_opts *o)
+{
+    int rc = silt_sql(ws, stmt, o);
+    if (rc < 0)
+        return silt_err_context(rc, "statement %zu", i + 1);
+    if (fmt == SILT_QFMT_TABLE && i + 1 < n)
+        fputc('\n', o->out ? o->out : stdout);
+    return 0;
+}
+
+int silt_sql_script(silt_workspace *ws, const char *script, const silt_sql_opts *opts)
+{
+    silt_sql_opts o = opts ? *opts : (silt_sql_opts){0};
+    if (o.rows_out)
+        *o.rows_out = 0;
+    silt_qfmt fmt;
+    int rc = silt_qfmt_parse(o.format, &fmt);
+    if (rc < 0)
+        return rc;
+    char **stmts = NULL;
+    int n = silt_sql_split(&stmts, script);
+    if (n < 0)
+        return n;
+    if (n == 0)
+        rc = silt_err(SILT_EINVAL, "sql: no statement");
+    else if (fmt == SILT_QFMT_PARQUET && n != 1)
+        rc = silt_err(SILT_EINVAL, "sql: format parquet needs a script of one statement (got %d)", n);
+    FILE *f = NULL;
+    if (rc == 0 && fmt != SILT_QFMT_PARQUET && o.output) {
+        if (!(f = fopen(o.output, "w")))
+            rc = silt_err(SILT_EIO, "%s: cannot create: %s", o.output, strerror(errno));
+        o.out = f;
+        o.output = NULL;
+    }
+    for (size_t i = 0; rc == 0 && i < (size_t)n; i++)
+        rc = script_statement(ws, stmts[i], i, (size_t)n, fmt, &o);
+    if (f) {
+        bool bad = ferror(f) != 0;
+        if ((fclose(f) != 0 || bad) && rc == 0)
+            rc = silt_err(SILT_EIO, "%s: write error: %s", opts->output, strerror(errno));
+        if (rc < 0)
+            unlink(opts->output);
+    }
+    silt_strv_free(stmts);
+    return rc;
+}
