@@ -6,6 +6,7 @@
 #                       (SILT_FUZZ_SECONDS per target, default 20)
 #   make demo           build, then examples/demo.sh
 #   make bench          build, then bench/run.sh
+#   make install        install into $(PREFIX) (default /usr/local), honouring DESTDIR
 #   make bootstrap      only scripts/bootstrap.sh
 #   make clean          remove the build directories
 
@@ -19,7 +20,7 @@ NPROC      := $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 BUILD_DIRS := build build-asan build-fuzz
 
-.PHONY: all build bootstrap test demo bench clean
+.PHONY: all build bootstrap test demo bench clean install
 
 all: build
 
@@ -61,6 +62,10 @@ test: build
 	cmake --build build-fuzz -j$(NPROC)
 	run_ctest ctest --test-dir build-fuzz -L fuzz --output-on-failure
 	echo "make test: $$total passed, 0 failed"
+
+PREFIX ?= /usr/local
+install: build
+	DESTDIR=$(DESTDIR) cmake --install build --prefix $(PREFIX)
 
 demo: build
 	bash examples/demo.sh

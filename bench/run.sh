@@ -9,3 +9,5 @@ echo "## Metadata chain ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo
 echo "## Data plane ($(date -u +%Y-%m-%d), $(nproc) cores)"
 "$build/bench/bench_ingest" "$build/silt" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SNAPSHOT_ROUNDS:-10}"
+echo
+bash "$root/bench/bench_serve.sh" "$build/silt" "$build/bench/bare_http" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SERVE_SECONDS:-5}"

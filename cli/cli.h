@@ -30,6 +30,15 @@ int cli_open_workspace(cli_ctx *c, silt_workspace **ws);
 
 typedef int (*cli_cmd_fn)(cli_ctx *c, int argc, char **argv);
 
+/* help.c: per-command help (-1 for an unknown command), the nearest
+ * command name to a misspelt one (NULL if none is close), the man page and
+ * shell completions generated from the same table. */
+#include <stdio.h>
+int cli_help_command(const char *name);
+const char *cli_help_suggest(const char *name);
+void cli_help_man(FILE *f);
+int cli_help_completion(const char *shell);
+
 int cmd_init(cli_ctx *c, int argc, char **argv);
 int cmd_new(cli_ctx *c, int argc, char **argv);
 int cmd_add(cli_ctx *c, int argc, char **argv);
@@ -56,5 +65,7 @@ int cmd_branch(cli_ctx *c, int argc, char **argv);
 int cmd_retention(cli_ctx *c, int argc, char **argv);
 int cmd_gc(cli_ctx *c, int argc, char **argv);
 int cmd_serve(cli_ctx *c, int argc, char **argv);
+int cmd_token(cli_ctx *c, int argc, char **argv);
+int cmd_read_table(cli_ctx *c, int argc, char **argv);
 
 #endif

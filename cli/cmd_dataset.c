@@ -9,17 +9,24 @@
 #include <unistd.h>
 
 /* Rejects options the command does not know (anything starting with '-'). */
-static int reject_options(int argc, char **argv, const char *cmd)
+static int reject_options(int *argc, char **argv, const char *cmd)
 {
-    for (int i = 0; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1] != '\0' && strcmp(argv[i], "--") != 0)
+    /* "--" ends the options: it is dropped, and what follows is an operand */
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof *argv);
+            (*argc)--;
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_usage("%s: unknown option '%s'", cmd, argv[i]);
+    }
     return 0;
 }
 
 int cmd_init(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "init");
+    int rc = reject_options(&argc, argv, "init");
     if (rc)
         return rc;
     if (argc > 1)
@@ -85,7 +92,7 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
 
 int cmd_add(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "add");
+    int rc = reject_options(&argc, argv, "add");
     if (rc)
         return rc;
     if (argc == 0)
@@ -162,7 +169,7 @@ static json_t *info_json(const silt_dataset_info *in)
 
 int cmd_list(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "list");
+    int rc = reject_options(&argc, argv, "list");
     if (rc)
         return rc;
     if (argc)
@@ -208,7 +215,7 @@ int cmd_list(cli_ctx *c, int argc, char **argv)
 
 int cmd_info(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "info");
+    int rc = reject_options(&argc, argv, "info");
     if (rc)
         return rc;
     if (argc != 1)
@@ -252,7 +259,7 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
 
 int cmd_rename(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "rename");
+    int rc = reject_options(&argc, argv, "rename");
     if (rc)
         return rc;
     if (argc != 2)
@@ -273,7 +280,7 @@ int cmd_rename(cli_ctx *c, int argc, char **argv)
 
 int cmd_delete(cli_ctx *c, int argc, char **argv)
 {
-    int rc = reject_options(argc, argv, "delete");
+    int rc = reject_options(&argc, argv, "delete");
     if (rc)
         return rc;
     if (argc == 0)

@@ -8,29 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *SERVE_HELP =
-    "usage: silt serve [--listen HOST:PORT] [--workspace DIR] [--max-upload SIZE]\n"
-    "                  [--allow-origin ORIGIN]... [--connection-timeout SECONDS]\n"
-    "\n"
-    "Serves the workspace over HTTP: the Foundry datasets API v2 under /api/v2/,\n"
-    "ODF node routes under /odf/, /health. Prints 'listening on http://HOST:PORT'\n"
-    "once it accepts connections, then one log line per request on stderr.\n"
-    "SIGTERM or SIGINT stops it gracefully.\n"
-    "\n"
-    "Options:\n"
-    "  --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 = any free port)\n"
-    "  --workspace DIR           workspace to serve (default: as for every command)\n"
-    "  --max-upload SIZE         largest request body, e.g. 512M, 2G (default 16G)\n"
-    "  --allow-origin ORIGIN     allow browser calls from ORIGIN (repeatable; '*' = any)\n"
-    "  --connection-timeout S    close connections idle for S seconds (default 60)\n"
-    "\n"
-    "Environment:\n"
-    "  SILT_ADMIN_TOKEN          a bearer token accepted with the admin scope (local use and CI)\n"
-    "\n"
-    "Example:\n"
-    "  SILT_ADMIN_TOKEN=secret silt serve --listen 127.0.0.1:0\n"
-    "  curl -H 'Authorization: Bearer secret' http://127.0.0.1:PORT/api/v2/datasets/NAME\n";
-
 /* "123", "64K", "512M", "2G", "1T" (binary units) -> bytes; 0 on error. */
 static uint64_t parse_size(const char *s)
 {
@@ -66,11 +43,7 @@ int cmd_serve(cli_ctx *c, int argc, char **argv)
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(SERVE_HELP, stdout);
-            free(origins);
-            return EXIT_OK;
-        } else if (strcmp(a, "--listen") == 0 && v) {
+        if (strcmp(a, "--listen") == 0 && v) {
             o.listen = v, i++;
         } else if (strcmp(a, "--workspace") == 0 && v) {
             o.workspace = v, i++;

@@ -29,6 +29,8 @@ static const char *USAGE =
     "                                allows any statement and file (local exploration only)\n"
     "  tail NAME [-n N] [--format F] [--output FILE]   newest records (default 10)\n"
     "  schema NAME [--json|--yaml]   current schema\n"
+    "  read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
+    "      [--output FILE]           the table as an Arrow IPC stream (readTable) or CSV\n"
     "  pull NAME...|--all [--fetch-uncacheable] [--set-watermark T]\n"
     "                                run polling sources (one AddData per new batch)\n"
     "  sources | flows               list Source / Flow resources (silt add)\n"
@@ -53,6 +55,12 @@ static const char *USAGE =
     "  serve [--listen HOST:PORT] [--max-upload SIZE] [--allow-origin ORIGIN]...\n"
     "                                HTTP API (Foundry datasets v2, ODF node routes); see 'silt serve --help'\n"
     "\n"
+    "API tokens (silt serve):\n"
+    "  token create NAME [--read|--write|--admin] [--dataset PATTERN]... [--expires-days N]\n"
+    "                                new bearer token; prints its secret once\n"
+    "  token list                    name, scope, datasets, created, expires, last used\n"
+    "  token revoke NAME             the token's secret is refused from now on\n"
+    "\n"
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
@@ -60,6 +68,7 @@ static const char *USAGE =
     "  block hash FILE.yaml          multihash of a block's canonical binary form\n"
     "  block decode FILE             binary block -> YAML\n"
     "\n"
+    "'silt help COMMAND' or 'silt COMMAND --help' shows a command's options and an example.\n"
     "Exit codes: 0 ok, 1 failed, 2 usage error.\n";
 
 int cli_fail(const char *fmt, ...)
@@ -110,7 +119,35 @@ static const struct {
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
     {"serve", cmd_serve},
+    {"token", cmd_token},
+    {"read-table", cmd_read_table},
 };
+
+/* `silt help [COMMAND | --man | --completion bash|zsh]` */
+static int help(int argc, char **argv)
+{
+    if (argc == 0) {
+        fputs(USAGE, stdout);
+        return EXIT_OK;
+    }
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0))
+        return cli_help_command("help") == 0 ? EXIT_OK : EXIT_FAIL;
+    if (argc == 1 && strcmp(argv[0], "--man") == 0) {
+        cli_help_man(stdout);
+        return EXIT_OK;
+    }
+    if (argc == 2 && strcmp(argv[0], "--completion") == 0)
+        return cli_help_completion(argv[1]) == 0 ? EXIT_OK
+                                                 : cli_usage("help --completion: unknown shell '%s' (bash or zsh)", argv[1]);
+    if (argc == 1 && cli_help_command(argv[0]) == 0)
+        return EXIT_OK;
+    if (argc == 1) {
+        const char *near = cli_help_suggest(argv[0]);
+        return near ? cli_usage("help: unknown command '%s' (did you mean '%s'?)", argv[0], near)
+                    : cli_usage("help: unknown command '%s'", argv[0]);
+    }
+    return cli_usage("help takes one COMMAND, --man or --completion SHELL");
+}
 
 int main(int argc, char **argv)
 {
@@ -148,9 +185,17 @@ int main(int argc, char **argv)
     }
     const char *cmd = args[0];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(USAGE, stdout);
+        int rc = help(n - 1, args + 1);
         free(args);
-        return EXIT_OK;
+        return rc;
+    }
+    /* `silt CMD --help` / `-h` (before a literal "--") is that command's help */
+    for (int i = 1; i < n && strcmp(args[i], "--") != 0; i++) {
+        if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
+            int rc = cli_help_command(cmd) == 0 ? EXIT_OK : cli_usage("unknown command '%s'", cmd);
+            free(args);
+            return rc;
+        }
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("silt %s\n", SILT_VERSION);
@@ -164,6 +209,9 @@ int main(int argc, char **argv)
             return rc;
         }
     }
+    const char *near = cli_help_suggest(cmd);
+    int rc = near ? cli_usage("unknown command '%s' (did you mean '%s'?)", cmd, near)
+                  : cli_usage("unknown command '%s'", cmd);
     free(args);
-    return cli_usage("unknown command '%s'", cmd);
+    return rc;
 }

@@ -5,7 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SILT=${SILT:-$root/build/silt}
 work=$(mktemp -d "${TMPDIR:-/tmp}/silt-demo-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+SERVE_PID=
+trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
 
 step() {
@@ -60,3 +61,36 @@ printf '\n$ silt block decode %s > head.yaml\n' "$headfile"
 cat "$work/head.yaml"
 step block hash "$work/head.yaml"
 echo "(file name: $(basename "$headfile"))"
+
+echo
+echo "# the node: silt serve on a free port, a file uploaded and read through the Foundry API with curl"
+step new --files raw
+SECRET=$("$SILT" token create demo --write)
+echo "(token 'demo' created; its secret is in \$SECRET)"
+printf '\n$ silt serve --listen 127.0.0.1:0 &\n'
+"$SILT" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.log" &
+SERVE_PID=$!
+for _ in $(seq 100); do grep -q '^listening on ' "$work/serve.out" && break; sleep 0.05; done
+cat "$work/serve.out"
+BASE=$(sed -n 's/^listening on //p' "$work/serve.out")
+RID=$("$SILT" --json info raw | sed -n 's/.*"rid": "\([^"]*\)".*/\1/p')
+printf 'city,population\nA,100\nB,200\n' >"$work/cities.csv"
+printf '\n$ curl -X POST --data-binary @cities.csv "$BASE/api/v2/datasets/%s/files/dir%%2Fcities.csv/upload"\n' "$RID"
+curl -sS -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/octet-stream' \
+    --data-binary @"$work/cities.csv" "$BASE/api/v2/datasets/$RID/files/dir%2Fcities.csv/upload"
+echo
+printf '\n$ curl "$BASE/api/v2/datasets/%s/files?branchName=master"\n' "$RID"
+curl -sS -H "Authorization: Bearer $SECRET" "$BASE/api/v2/datasets/$RID/files?branchName=master"
+echo
+printf '\n$ curl "$BASE/api/v2/datasets/%s/files/dir%%2Fcities.csv/content"\n' "$RID"
+curl -sS -H "Authorization: Bearer $SECRET" "$BASE/api/v2/datasets/$RID/files/dir%2Fcities.csv/content"
+printf '\n$ curl "$BASE/odf/city-populations/refs/head"\n'
+curl -sS -H "Authorization: Bearer $SECRET" "$BASE/odf/city-populations/refs/head"
+echo
+step files raw
+printf '\n$ kill %s   # SIGTERM: a graceful stop\n' "$SERVE_PID"
+kill "$SERVE_PID"
+wait "$SERVE_PID"
+SERVE_PID=
+echo "# the server's request log:"
+cat "$work/serve.log"

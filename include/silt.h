@@ -230,7 +230,10 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
 #include <stdio.h>
 
 /* Output of silt_sql / silt_dataset_tail.
- *  format: "table" (default when NULL), "csv", "json", "ndjson", "parquet".
+ *  format: "table" (default when NULL), "csv", "json", "ndjson", "parquet",
+ *    and the compact JSON shapes of the ODF node API (no newline at all):
+ *    "json-aos" [{"a":1,"b":"x"},…], "json-soa" {"a":[1,…],"b":["x",…]},
+ *    "json-aoa" [[1,"x"],…] (values as in json).
  *    table: header, a '-'/'+' separator line, one line per row, columns
  *      separated by " | ", numbers right-aligned; NULL is shown as "NULL";
  *    csv: RFC 4180 with a header; NULL is an empty field, "" an empty string;
@@ -260,6 +263,14 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
  *    --unsafe-file-access)". true runs any single statement of the DuckDB
  *    dialect with the file system of the calling process (local
  *    exploration only; never for a query from someone else). */
+/* A dataset a query read, as silt_sql resolved it (see inputs_out). */
+typedef struct silt_sql_input {
+    char ref[208];   /* as the query named it: "name" or "name@branch" */
+    char name[104];  /* the dataset's name */
+    char id[80];     /* did:odf:… */
+    char block[72];  /* the block its view was read at (the head, or the as-of block) */
+} silt_sql_input;
+
 typedef struct silt_sql_opts {
     const char *format;
     const char *output;
@@ -268,6 +279,37 @@ typedef struct silt_sql_opts {
     size_t n_as_of;
     uint64_t *rows_out;
     bool unsafe_file_access;
+    /* Paging. silt_sql: of the result rows of a query (SELECT-like
+     * statements; EXPLAIN is not paged): `skip` rows are left out, then at
+     * most `limit` rows when has_limit (applied inside the engine, which
+     * stops early). silt_dataset_tail: the newest `skip` records are left
+     * out before the newest n are taken (has_limit is not used). */
+    uint64_t skip;
+    bool has_limit;
+    uint64_t limit;
+    /* Limits of one query (silt_sql; 0 = none). timeout_ms: the statement
+     * is interrupted once it ran that long: SILT_EINVAL "sql: query timed
+     * out after N ms". memory_limit: bytes the engine may hold (spilling to
+     * the workspace's scratch directory where DuckDB can): a query that
+     * needs more is SILT_EINVAL "sql: query exceeded the memory limit of N
+     * MiB: <DuckDB's message>". */
+    uint32_t timeout_ms;
+    uint64_t memory_limit;
+    /* Which datasets the query may see (silt_sql; NULL = all): a dataset for
+     * which visible(visible_ctx, name) is false gets no view, so the query
+     * fails as for a table that does not exist. */
+    bool (*visible)(void *ctx, const char *name);
+    void *visible_ctx;
+    /* When non-NULL (with n_inputs_out): receives the datasets whose views
+     * the query read, in the order the query names them, with the block
+     * each was read at (malloc'd array, free(); NULL/0 when none), so that
+     * passing them back as as_of reproduces the result. Set on success. */
+    silt_sql_input **inputs_out;
+    size_t *n_inputs_out;
+    /* The query came over the network (silt serve): refusals give advice
+     * without the CLI's options ("sql: COPY is not allowed in a query
+     * (queries are read-only)"). */
+    bool remote;
 } silt_sql_opts;
 
 /* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every
@@ -298,6 +340,78 @@ typedef enum silt_schema_format {
  * with a newline; caller frees *out. SILT_ENOTFOUND "dataset 'x' has no
  * schema" when none was set. */
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
+
+/* ---- tables as pull streams: readTable (src/ops/table.c) ------------------
+ *
+ * The table of one dataset branch as an Arrow IPC stream or CSV, produced
+ * piece by piece as the caller pulls it (for `silt read-table` and the
+ * readTable route of `silt serve`). */
+
+typedef struct silt_table_stream silt_table_stream;
+
+typedef enum silt_table_format {
+    SILT_TABLE_ARROW = 0, /* Arrow IPC streaming format (not the file format): Schema
+                           * message, one RecordBatch per engine chunk (up to 2048
+                           * rows), end-of-stream marker; metadata V5, uncompressed,
+                           * plain Utf8/Binary with 32-bit offsets, no dictionaries.
+                           * Column types: docs/server.md "readTable: Arrow types" */
+    SILT_TABLE_CSV = 1,   /* as silt_sql's csv format: RFC 4180, a header line */
+} silt_table_format;
+
+typedef struct silt_table_opts {
+    silt_table_format format;
+    const char *const *columns; /* NULL/0: every column in schema order; else these, in this order */
+    size_t ncolumns;
+    int64_t row_limit;          /* < 0: no limit; else at most that many rows */
+    /* Files datasets only (transaction rids): NULL/NULL = the latest view of
+     * the branch; end only = the view as of end; start and end = the range
+     * view start..end (silt_files_view); start only = start..the latest
+     * committed transaction. On a ledger dataset a rid is SILT_EINVAL. */
+    const char *start_rid;
+    const char *end_rid;
+} silt_table_opts;
+
+/* Opens the table of ds's branch: a ledger (ODF) dataset's records in
+ * offset order with the system columns (offset, op, system_time,
+ * event_time, then the data columns; types as in its current
+ * SetDataSchema), or a files dataset's view read through its tabular
+ * schema (silt_files_schema_set). Every error a client can cause is
+ * reported here, before any byte: SILT_EINVAL "column 'x' is not in the
+ * schema of NAME", "column 'x' is given twice", "transaction rids apply
+ * only to files datasets (NAME is a ledger)", and a file that does not
+ * conform to the schema; SILT_ENOTFOUND "dataset 'x' has no tabular
+ * schema", "dataset 'x' has no data" (a ledger without schema),
+ * "transaction RID is not committed on branch B of NAME". The stream holds
+ * its own engine and scratch directory (removed by silt_table_stream_free)
+ * and does not use ds after this call returns. Caller owns *out. */
+int silt_table_stream_open(silt_table_stream **out, silt_dataset *ds, const silt_table_opts *o);
+
+/* Copies up to cap (> 0) bytes of the stream into buf: returns the number
+ * of bytes written (> 0), 0 at the end, < 0 on an error while reading
+ * (e.g. I/O; the stream is then over). Memory stays bounded by one engine
+ * chunk (2048 rows) and its encoding, whatever the size of the table. */
+long silt_table_stream_read(silt_table_stream *s, void *buf, size_t cap);
+
+/* Rows produced so far. */
+uint64_t silt_table_stream_rows(const silt_table_stream *s);
+
+void silt_table_stream_free(silt_table_stream *s);
+/* ---- objects of a dataset (the ODF Simple Transfer Protocol, src/dataset/objects.c) */
+
+/* Opens object `hash` of kind `kind` ("blocks", "data" or "checkpoints")
+ * of ds for reading, exactly as stored. `hash` must be the text form silt
+ * names objects by: "f1620" followed by 64 lowercase hex digits (anything
+ * else is SILT_EINVAL "invalid object hash 'x': expected f1620 and 64
+ * lowercase hex digits"), so no text can name a path. *fd_out (O_RDONLY,
+ * close-on-exec; the caller closes it) and *size_out (its size in bytes)
+ * are set on success. SILT_ENOTFOUND "KIND/HASH is not in dataset 'x'"
+ * when absent; SILT_EINVAL for an unknown kind. */
+int silt_dataset_object_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const char *kind,
+                             const char *hash);
+
+/* 0 when `text` is an RFC 3339 time silt accepts (as --event-time),
+ * SILT_EINVAL "not an RFC 3339 time: 'x'" otherwise. */
+int silt_time_check(const char *text);
 
 /* ---- files datasets, transactions, views, branches (src/files/files.c,
  * txn.c, branches.c; DESIGN.md §7, spec/foundry-datasets.md) ---------------- */
@@ -679,6 +793,89 @@ int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opt
 /* Was the object of `content_hash` (a file of a view) purged by retention?
  * 1 yes (rid of its transaction into rid_out, 64 bytes), 0 no. */
 int silt_files_purged(char *rid_out, silt_dataset *ds, const char *content_hash);
+
+/* ---- API tokens (src/ops/tokens.c; docs/server.md "Tokens") -------------- */
+
+/* Bearer tokens for `silt serve`. Stored in `.silt/tokens.json` (mode 0600;
+ * a file readable or writable by group or others is refused with
+ * SILT_EINVAL "…/tokens.json: mode 0644 is too open: …"), one entry per
+ * token: name, SHA-256 (hex) of the secret, scope, dataset patterns,
+ * created, expires, last used. The secret itself is never stored: it is
+ * returned once by silt_token_create. Secret format: "silt_" followed by
+ * 43 base64url characters (RFC 4648 §5, no padding) of 32 bytes from the
+ * kernel's CSPRNG; the stored hash is SHA-256 of the whole text, prefix
+ * included. Every change is an atomic rewrite under the flock of
+ * `.silt/tokens.lock`, so `silt token` and a running server can work at
+ * once. Times are RFC 3339 UTC, whole seconds, from the clock of the rest
+ * of silt (SILT_FAKE_SYSTEM_TIME honoured). */
+
+typedef enum silt_scope { SILT_SCOPE_READ = 1, SILT_SCOPE_WRITE = 2, SILT_SCOPE_ADMIN = 3 } silt_scope;
+/* "read" | "write" | "admin" -> *out; SILT_EINVAL "unknown scope 'x' (read,
+ * write or admin)" otherwise. */
+int silt_scope_parse(silt_scope *out, const char *name);
+/* "read" | "write" | "admin" (static); "?" for other values. */
+const char *silt_scope_name(silt_scope s);
+
+#define SILT_TOKEN_NAME_MAX 64
+
+typedef struct silt_token_info {
+    char name[SILT_TOKEN_NAME_MAX + 1];
+    silt_scope scope;
+    char **datasets;     /* dataset name patterns (malloc'd, each and the array); none = every dataset */
+    size_t ndatasets;
+    char created[40];    /* RFC 3339 */
+    char expires[40];    /* RFC 3339; "" = never */
+    char last_used[40];  /* RFC 3339; "" = never (recorded at most once a minute) */
+} silt_token_info;
+
+/* Frees the patterns of one info and zeroes it (NULL is a no-op). */
+void silt_token_info_clear(silt_token_info *t);
+/* Clears each of v[0..n) and frees v (NULL is a no-op). */
+void silt_token_infos_free(silt_token_info *v, size_t n);
+
+/* Creates token `name` ([A-Za-z0-9._-], 1..64 chars) with `scope`, limited
+ * to the datasets matching one of `patterns` (fnmatch globs, each 1..255
+ * printable characters; npatterns 0 = every dataset), expiring
+ * `expires_days` days (at most 36500) after now (<= 0: never). *secret_out
+ * receives the secret (malloc'd; the caller frees it, and should wipe it
+ * first); it is not kept anywhere. info_out (may be NULL) receives the
+ * stored entry (clear with silt_token_info_clear). Errors: SILT_EEXISTS
+ * "token 'x' already exists", SILT_EINVAL for a bad name, scope, pattern or
+ * day count, the errors of reading tokens.json. */
+int silt_token_create(char **secret_out, silt_token_info *info_out, silt_workspace *ws, const char *name,
+                      silt_scope scope, const char *const *patterns, size_t npatterns, int64_t expires_days);
+/* Every token, sorted by name, expired ones included. *out malloc'd (free
+ * with silt_token_infos_free; NULL when n is 0). No tokens file = none. */
+int silt_token_list(silt_token_info **out, size_t *n, silt_workspace *ws);
+/* Deletes token `name`: its secret is refused from the next check on.
+ * SILT_ENOTFOUND "no token named 'x'". */
+int silt_token_revoke(silt_workspace *ws, const char *name);
+
+/* For the server: a thread-safe, cached view of tokens.json. The set
+ * copies the path it needs; ws may be freed before the set. */
+typedef struct silt_token_set silt_token_set;
+int silt_token_set_open(silt_token_set **out, silt_workspace *ws);
+/* Authenticates a presented secret (the text after "Bearer "). 0 and *out
+ * filled (clear with silt_token_info_clear) when it is the secret of an
+ * unexpired token; SILT_ENOTFOUND "invalid or expired token" otherwise
+ * (unknown, revoked, expired, empty or NULL: one message, no detail). The
+ * time taken does not depend on which bytes of the secret are right: the
+ * presented secret is hashed and compared against every stored hash with
+ * CRYPTO_memcmp, without early exit. Sees tokens created or revoked since
+ * the last call: the file is stat()ed on every call and reloaded when its
+ * inode, size, mtime or ctime changed (the loaded file is kept open, so its
+ * inode cannot be reused by a later version). Records the last use of a
+ * token at most once a minute (a rewrite of tokens.json under its lock; a
+ * failure to record is ignored). Other errors (SILT_EINVAL for a tokens
+ * file that is too open or malformed, SILT_EIO) mean that no request can
+ * be authenticated until the file is fixed: the server should answer 500
+ * and log silt_error_last(). Safe to call from many threads at once. */
+int silt_token_set_check(silt_token_set *s, const char *secret, silt_token_info *out);
+void silt_token_set_free(silt_token_set *s);
+/* Does token t allow dataset `dataset_name`: no patterns = every dataset,
+ * else a match of one pattern (fnmatch(3) without FNM_PATHNAME/FNM_PERIOD,
+ * so '*' matches '.' and '/'). */
+bool silt_token_allows(const silt_token_info *t, const char *dataset_name);
 
 #ifdef __cplusplus
 }

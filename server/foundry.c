@@ -10,6 +10,7 @@
  * whole path is one segment and never ambiguous.
  */
 #include "foundry_common.h"
+#include "foundry_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,8 @@ static const srv_route ROUTES[] = {
     {SRV_POST, "api/v2/datasets", fy_dataset_create, SRV_NEED_WRITE, "CreateDatasetPermissionDenied", SRV_BODY_JSON},
     {SRV_POST, "api/v2/datasets/getSchemaBatch", fy_schema_batch, SRV_NEED_READ, NULL, SRV_BODY_JSON},
     {SRV_GET, DS, fy_dataset_get, SRV_NEED_READ, NULL, SRV_BODY_NONE},
+    {SRV_GET, DS "/readTable", srv_foundry_read_table, SRV_NEED_READ, "ReadTableDatasetPermissionDenied",
+     SRV_BODY_NONE},
     {SRV_GET, DS "/getSchema", fy_schema_get, SRV_NEED_READ, NULL, SRV_BODY_NONE},
     {SRV_PUT, DS "/putSchema", fy_schema_put, SRV_NEED_WRITE, "PutDatasetSchemaPermissionDenied", SRV_BODY_JSON},
     {SRV_GET, DS "/transactions", fy_dataset_transactions, SRV_NEED_READ, NULL, SRV_BODY_NONE},

@@ -20,7 +20,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -45,6 +44,7 @@ typedef struct srv_server {
     const char *const *origins;
     size_t norigins;
     const char *admin_token;   /* SILT_ADMIN_TOKEN or NULL */
+    silt_token_set *tokens;    /* tokens.json (cached, thread-safe) */
     atomic_int active;         /* requests between first call and completion */
     pthread_mutex_t log_lock;
 } srv_server;
@@ -112,12 +112,7 @@ int srv_open_ws(srv_req *r, srv_resp *out, silt_workspace **ws)
 
 bool srv_token_sees(const srv_req *r, const char *name)
 {
-    if (!r->token.ndatasets)
-        return true;
-    for (size_t i = 0; i < r->token.ndatasets; i++)
-        if (fnmatch(r->token.datasets[i], name, 0) == 0)
-            return true;
-    return false;
+    return !r->token.stored || silt_token_allows(&r->token.info, name);
 }
 
 /* ---- CORS ---------------------------------------------------------------- */
@@ -191,6 +186,23 @@ static int authenticate(srv_server *s, srv_req *r, srv_resp *o)
         snprintf(r->token.name, sizeof r->token.name, "admin");
         r->token.scope = SRV_NEED_ADMIN;
         return 0;
+    }
+    int rc = silt_token_set_check(s->tokens, secret, &r->token.info);
+    if (rc == 0) {
+        r->token.present = r->token.stored = true;
+        snprintf(r->token.name, sizeof r->token.name, "%s", r->token.info.name);
+        r->token.scope = r->token.info.scope == SILT_SCOPE_ADMIN   ? SRV_NEED_ADMIN
+                         : r->token.info.scope == SILT_SCOPE_WRITE ? SRV_NEED_WRITE
+                                                                   : SRV_NEED_READ;
+        return 0;
+    }
+    if (rc != SILT_ENOTFOUND) {
+        /* the tokens file cannot be used (too open, malformed): nobody can
+         * be authenticated until it is fixed */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", silt_error_last());
+        srv_error(r, o, 500, "INTERNAL", "Default:Internal", NULL, "cannot check tokens: %s", msg);
+        return -1;
     }
     srv_error(r, o, 401, "UNAUTHORIZED", "InvalidCredentials", NULL, "invalid or expired token");
     srv_resp_header(o, "WWW-Authenticate", "Bearer error=\"invalid_token\"");
@@ -554,9 +566,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     free(q->scratch_dir);
     free(q->req.body_path);
     free(q->req.body);
-    for (size_t i = 0; i < q->req.token.ndatasets; i++)
-        free(q->req.token.datasets[i]);
-    free(q->req.token.datasets);
+    if (q->req.token.stored)
+        silt_token_info_clear(&q->req.token.info);
     srv_target_clear(&q->req.target);
     srv_resp_clear(&q->resp);
     free(q);
@@ -659,9 +670,16 @@ int silt_server_run(const silt_server_opts *o)
     }
     srv_server s = {0};
     s.ws_dir = strdup(silt_workspace_path(ws));
+    int trc = silt_token_set_open(&s.tokens, ws);
     silt_workspace_free(ws);
+    if (trc < 0) {
+        fprintf(stderr, "silt: %s\n", silt_error_last());
+        free(s.ws_dir);
+        return 1;
+    }
     if (!s.ws_dir) {
         fprintf(stderr, "silt: out of memory\n");
+        silt_token_set_free(s.tokens);
         return 1;
     }
     s.max_upload = o->max_upload ? o->max_upload : DEFAULT_MAX_UPLOAD;
@@ -675,6 +693,7 @@ int silt_server_run(const silt_server_opts *o)
     char shown[300];
     int lfd = listen_socket(o->listen ? o->listen : "127.0.0.1:8080", shown, sizeof shown);
     if (lfd < 0) {
+        silt_token_set_free(s.tokens);
         free(s.ws_dir);
         return 1;
     }
@@ -695,6 +714,7 @@ int silt_server_run(const silt_server_opts *o)
     if (!d) {
         fprintf(stderr, "silt: cannot start the HTTP server on %s\n", shown);
         close(lfd);
+        silt_token_set_free(s.tokens);
         free(s.ws_dir);
         return 1;
     }
@@ -722,6 +742,7 @@ int silt_server_run(const silt_server_opts *o)
         _exit(0);
     }
     MHD_stop_daemon(d);
+    silt_token_set_free(s.tokens);
     free(s.ws_dir);
     fprintf(stderr, "silt serve: stopped\n");
     return 0;

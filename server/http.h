@@ -69,8 +69,8 @@ typedef struct srv_token {
     bool present;         /* a valid token authenticated the request */
     char name[72];        /* token name ("admin" for SILT_ADMIN_TOKEN) */
     int scope;            /* SRV_NEED_READ / WRITE / ADMIN */
-    char **datasets;      /* name patterns; NULL/0 = all datasets */
-    size_t ndatasets;
+    bool stored;          /* a token of tokens.json: `info` holds it */
+    silt_token_info info; /* its name patterns (silt_token_allows) */
 } srv_token;
 
 struct srv_server;

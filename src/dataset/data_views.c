@@ -300,7 +300,8 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
         return silt_err(SILT_ENOMEM, "tail: out of memory");
     silt_slice_list sl;
     silt_vocab_names vocab;
-    rc = silt_ds_slices(ds, NULL, n ? n : 1, &sl);
+    uint64_t skip = opts ? opts->skip : 0;
+    rc = silt_ds_slices(ds, NULL, n ? n + skip : 1, &sl);
     if (rc == 0)
         rc = silt_ds_vocab(ds, a, &vocab);
     silt_engine *e = NULL;
@@ -317,8 +318,8 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
     }
     if (rc == 0 && sl.n > 0) {
         uint64_t min = 0;
-        if (sl.has_last_offset && n && sl.last_offset + 1 > n)
-            min = sl.last_offset + 1 - n;
+        if (sl.has_last_offset && n && sl.last_offset + 1 > n + skip)
+            min = sl.last_offset + 1 - n - skip;
         rc = silt_query_create_slice_view(e, view, (const char *const *)sl.files, sl.n, &vocab, min);
     } else if (rc == 0) {
         rc = silt_ds_create_view(e, ds, view, NULL, false); /* empty view or "has no data" */
@@ -331,8 +332,18 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
         rc = silt_engine_confine(e, &co);
     char *sql = NULL;
     if (rc == 0) {
-        sql = n ? silt_arena_printf(a, "SELECT * FROM %s", qv)
-                : silt_arena_printf(a, "SELECT * FROM %s LIMIT 0", qv);
+        /* with skip: the newest `skip` records (offsets above
+         * last - skip) are left out */
+        char *qo = skip ? silt_sql_ident(vocab.offset) : NULL;
+        if (n && skip && sl.has_last_offset && sl.last_offset >= skip)
+            sql = qo ? silt_arena_printf(a, "SELECT * FROM %s WHERE %s <= %llu", qv, qo,
+                                         (unsigned long long)(sl.last_offset - skip))
+                     : NULL;
+        else if (n && (!skip || !sl.has_last_offset))
+            sql = silt_arena_printf(a, "SELECT * FROM %s", qv);
+        else
+            sql = silt_arena_printf(a, "SELECT * FROM %s LIMIT 0", qv);
+        free(qo);
         if (!sql)
             rc = silt_err(SILT_ENOMEM, "tail: out of memory");
     }

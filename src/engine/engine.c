@@ -38,6 +38,7 @@ int silt_engine_result_error(duckdb_result *res, const char *context)
     /* DuckDB messages may span lines (hints, carets): keep the first line. */
     size_t n = strcspn(msg, "\n");
     duckdb_error_type t = duckdb_result_error_type(res);
+    silt_engine_note_error_type((int)t);
     int code = (t == DUCKDB_ERROR_IO || t == DUCKDB_ERROR_OUT_OF_MEMORY) ? SILT_EIO : SILT_EINVAL;
     if (context)
         return silt_err(code, "%s: %.*s", context, (int)n, msg);

@@ -107,6 +107,21 @@ int silt_engine_check_query(silt_engine *e, const char *sql, const char *context
 int silt_engine_create_from_query(silt_engine *e, const char *name, bool table, const char *sql,
                                   const char *context);
 
+/* ---- per-query limits (limits.c) ------------------------------------------- */
+
+/* A watchdog for one statement: after timeout_ms it interrupts whatever the
+ * engine runs (duckdb_interrupt; again every 20 ms until stopped), so the
+ * statement fails with DuckDB's "Interrupted" error. Caller stops it with
+ * silt_engine_watch_stop, which joins the thread, frees it and returns
+ * whether it fired (the caller then reports the timeout). */
+typedef struct silt_engine_watch silt_engine_watch;
+int silt_engine_watch_start(silt_engine_watch **out, silt_engine *e, uint32_t timeout_ms);
+bool silt_engine_watch_stop(silt_engine_watch *w);
+
+/* Was the last engine error on this thread DuckDB running out of memory
+ * (its memory_limit)? Recorded by every engine error. */
+bool silt_engine_last_error_was_oom(void);
+
 /* SQL quoting; results are malloc'd (caller frees), NULL on ENOMEM. */
 char *silt_sql_ident(const char *name); /* "name" with "" escaping */
 char *silt_sql_str(const char *s);      /* 'text' with '' escaping */

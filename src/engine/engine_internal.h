@@ -5,6 +5,7 @@
 #include <duckdb.h>
 
 #include "engine/engine.h"
+#include "util/buf.h"
 
 duckdb_connection silt_engine_conn(silt_engine *e);
 
@@ -14,6 +15,9 @@ int silt_engine_result_error(duckdb_result *res, const char *context);
 /* The same for a result of engine `e`: on a confined engine a file DuckDB
  * refused reads "reading files is not allowed: … (<hint_files>)". */
 int silt_engine_error(silt_engine *e, duckdb_result *res, const char *context);
+
+/* Records the DuckDB error type of the last engine error (limits.c). */
+void silt_engine_note_error_type(int duckdb_error_type);
 
 /* Flags of silt_engine_prepare. */
 enum {
@@ -28,5 +32,11 @@ enum {
  * query: SILT_EINTERNAL otherwise). */
 int silt_engine_prepare(silt_engine *e, const char *sql, const char *context, int flags,
                         duckdb_statement_type expect, duckdb_prepared_statement *prep);
+
+/* query.c: appends to b the wrapper `silt sql --format csv` puts around
+ * the SELECT `inner` (prep: that statement prepared): every column VARCHAR,
+ * printed as the csv format prints it (timestamps RFC 3339 UTC, the rest
+ * as DuckDB text). */
+int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner);
 
 #endif

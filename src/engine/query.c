@@ -32,7 +32,8 @@
 
 int silt_qfmt_parse(const char *name, silt_qfmt *out)
 {
-    static const char *const names[] = {"table", "csv", "json", "ndjson", "parquet"};
+    static const char *const names[] = {"table", "csv", "json", "ndjson", "parquet", "json-aos", "json-soa",
+                                        "json-aoa"};
     if (!name) {
         *out = SILT_QFMT_TABLE;
         return 0;
@@ -516,13 +517,76 @@ static int write_rows(FILE *f, rows *s, const col_kind *kinds, silt_qfmt fmt, ui
     return 0;
 }
 
+/* The compact JSON shapes of the ODF node API (json-aos / -soa / -aoa). */
+static int write_json_shapes(FILE *f, rows *s, const col_kind *kinds, silt_qfmt fmt, uint64_t *nrows_out)
+{
+    size_t ncols = s->ncols;
+    if (fmt == SILT_QFMT_JSON_SOA) {
+        cell *cells;
+        size_t nrows;
+        int rc = fetch_all(s, &cells, &nrows);
+        if (rc)
+            return rc;
+        fputc('{', f);
+        for (size_t c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', f);
+            put_name_json(f, duckdb_column_name(s->res, c));
+            fputs(":[", f);
+            for (size_t r = 0; r < nrows; r++) {
+                if (r)
+                    fputc(',', f);
+                put_json_value(f, kinds[c], cells[r * ncols + c]);
+            }
+            fputc(']', f);
+        }
+        fputc('}', f);
+        for (size_t i = 0; i < nrows * ncols; i++)
+            free((char *)cells[i].p);
+        free(cells);
+        *nrows_out = nrows;
+        return 0;
+    }
+    uint64_t n = 0;
+    int rc;
+    fputc('[', f);
+    while ((rc = rows_next(s)) == 1) {
+        if (n)
+            fputc(',', f);
+        fputc(fmt == SILT_QFMT_JSON_AOA ? '[' : '{', f);
+        for (size_t c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', f);
+            if (fmt == SILT_QFMT_JSON_AOS) {
+                put_name_json(f, duckdb_column_name(s->res, c));
+                fputc(':', f);
+            }
+            put_json_value(f, kinds[c], s->cur[c]);
+        }
+        fputc(fmt == SILT_QFMT_JSON_AOA ? ']' : '}', f);
+        n++;
+    }
+    if (rc < 0)
+        return rc;
+    fputc(']', f);
+    *nrows_out = n;
+    return 0;
+}
+
 /* ---- running --------------------------------------------------------------- */
+
+static bool fmt_is_json(silt_qfmt fmt)
+{
+    return fmt == SILT_QFMT_JSON || fmt == SILT_QFMT_NDJSON || fmt == SILT_QFMT_JSON_AOS ||
+           fmt == SILT_QFMT_JSON_SOA || fmt == SILT_QFMT_JSON_AOA;
+}
 
 /* Builds the converting wrapper of a SELECT: every output column is
  * VARCHAR (rows_next reads them from data chunks); *kinds_out gets the
- * output kind of every column (from its type before the conversion). */
+ * output kind of every column (from its type before the conversion); a
+ * page becomes LIMIT / OFFSET of the wrapper. */
 static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner,
-                         silt_qfmt fmt, col_kind *kinds)
+                         silt_qfmt fmt, col_kind *kinds, const silt_query_page *page)
 {
     size_t ncols = duckdb_prepared_statement_column_count(prep);
     int rc = silt_buf_puts(b, "SELECT ");
@@ -536,7 +600,7 @@ static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char
         if (rc == 0 && is_timestamp(t)) {
             rc = put_rfc3339(b, ref, t == DUCKDB_TYPE_TIMESTAMP_NS);
             kinds[c] = K_STRING;
-        } else if (rc == 0 && (fmt == SILT_QFMT_JSON || fmt == SILT_QFMT_NDJSON) && is_nested(t)) {
+        } else if (rc == 0 && fmt_is_json(fmt) && is_nested(t)) {
             rc = silt_buf_printf(b, "CAST(to_json(%s) AS VARCHAR)", ref);
             kinds[c] = K_JSON;
         } else if (rc == 0) {
@@ -554,7 +618,20 @@ static int build_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char
     }
     if (rc == 0)
         rc = silt_buf_printf(b, " FROM (%s\n) AS __silt_q", inner);
+    if (rc == 0 && page && page->has_limit)
+        rc = silt_buf_printf(b, " LIMIT %llu", (unsigned long long)page->limit);
+    if (rc == 0 && page && page->skip)
+        rc = silt_buf_printf(b, " OFFSET %llu", (unsigned long long)page->skip);
     return rc;
+}
+
+int silt_query_csv_wrapper(silt_buf *b, duckdb_prepared_statement prep, const char *inner)
+{
+    size_t ncols = duckdb_prepared_statement_column_count(prep);
+    col_kind *kinds = calloc(ncols ? ncols : 1, sizeof *kinds);
+    int rc = kinds ? build_wrapper(b, prep, inner, SILT_QFMT_CSV, kinds, NULL) : SILT_ENOMEM;
+    free(kinds);
+    return rc == SILT_ENOMEM ? silt_err(SILT_ENOMEM, "sql: out of memory") : rc;
 }
 
 /* Runs silt's wrapper `sql` around the checked user query, which must still
@@ -604,6 +681,12 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
 int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
                    uint64_t *rows_out)
 {
+    return silt_query_run_page(e, sql, fmt, out, path, rows_out, NULL);
+}
+
+int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                        uint64_t *rows_out, const silt_query_page *page)
+{
     if (rows_out)
         *rows_out = 0;
     if (fmt == SILT_QFMT_PARQUET && !path)
@@ -632,7 +715,7 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
     if (!kinds)
         rc = silt_err(SILT_ENOMEM, "sql: out of memory");
     if (rc == 0 && duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
-        rc = build_wrapper(&wrapped, prep, inner, fmt, kinds);
+        rc = build_wrapper(&wrapped, prep, inner, fmt, kinds, page);
         if (rc == SILT_ENOMEM)
             rc = silt_err(SILT_ENOMEM, "sql: out of memory");
         if (rc == 0) {
@@ -662,7 +745,8 @@ int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, co
         rc = rows_open(&src, &res, rc_cols, chunked);
         if (rc == 0) {
             rc = fmt == SILT_QFMT_TABLE ? write_table(f, &src, kinds, &nrows)
-                                        : write_rows(f, &src, kinds, fmt, &nrows);
+                 : fmt >= SILT_QFMT_JSON_AOS ? write_json_shapes(f, &src, kinds, fmt, &nrows)
+                                             : write_rows(f, &src, kinds, fmt, &nrows);
             rows_close(&src);
         }
         if (rc == 0 && rows_out)

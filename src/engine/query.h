@@ -28,6 +28,7 @@
 #ifndef SILT_ENGINE_QUERY_H
 #define SILT_ENGINE_QUERY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -39,11 +40,17 @@ typedef enum silt_qfmt {
     SILT_QFMT_JSON,
     SILT_QFMT_NDJSON,
     SILT_QFMT_PARQUET,
+    /* compact JSON for the ODF node API (kamu's dataFormat), no trailing
+     * newline: json-aos [{"a":1},…], json-soa {"a":[1,…],…}, json-aoa
+     * [[1,…],…]; values as in json */
+    SILT_QFMT_JSON_AOS,
+    SILT_QFMT_JSON_SOA,
+    SILT_QFMT_JSON_AOA,
 } silt_qfmt;
 
-/* "table" | "csv" | "json" | "ndjson" | "parquet" (NULL = table).
- * SILT_EINVAL "unknown output format 'x' (use table, csv, json, ndjson or
- * parquet)" otherwise. */
+/* "table" | "csv" | "json" | "ndjson" | "parquet" | "json-aos" | "json-soa"
+ * | "json-aoa" (NULL = table). SILT_EINVAL "unknown output format 'x' (use
+ * table, csv, json, ndjson or parquet)" otherwise. */
 int silt_qfmt_parse(const char *name, silt_qfmt *out);
 
 /* Runs exactly one SQL statement and writes its result in `fmt`, to `path`
@@ -58,6 +65,20 @@ int silt_qfmt_parse(const char *name, silt_qfmt *out);
  * `silt serve` query endpoint. */
 int silt_query_run(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
                    uint64_t *rows_out);
+
+/* A page of the result of a query: `skip` rows left out, then at most
+ * `limit` rows (when has_limit). Applied inside the engine to a SELECT-like
+ * statement (silt's wrapper gets LIMIT/OFFSET, so the engine stops early);
+ * other statements (EXPLAIN) are not paged. */
+typedef struct silt_query_page {
+    uint64_t skip;
+    bool has_limit;
+    uint64_t limit;
+} silt_query_page;
+
+/* silt_query_run with a page (NULL = every row). */
+int silt_query_run_page(silt_engine *e, const char *sql, silt_qfmt fmt, FILE *out, const char *path,
+                        uint64_t *rows_out, const silt_query_page *page);
 
 /* Names of the system columns of a dataset (its SetVocab, or the ODF
  * defaults offset, op, system_time, event_time). Borrowed strings. */

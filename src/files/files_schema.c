@@ -696,15 +696,15 @@ static int reader_sql(silt_buf *sql, const odf_DataSchema *s, const json_t *attr
     return rc;
 }
 
-int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto)
+/* The view `view` of the files of view `spec` (NULL: no files at all) read
+ * with the schema in force at block `schema_at` (NULL = head). */
+static int create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *schema_at,
+                           const silt_view_spec *spec)
 {
-    char rid[64] = "";
-    int rc = upto ? rid_at(ds, upto, rid) : 0;
     json_t *attr = NULL;
-    if (!rc)
-        rc = silt_files_schema_at(ds, upto, &attr);
+    int rc = silt_files_schema_at(ds, schema_at, &attr);
     if (!rc && !attr)
-        rc = silt_err(SILT_EINVAL, "dataset '%s' has no tabular schema", silt_ds_label(ds));
+        rc = no_schema(ds);
     silt_arena *a = rc ? NULL : silt_arena_new();
     odf_DataSchema *s = NULL;
     if (!rc && !a)
@@ -712,10 +712,8 @@ int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *vie
     if (!rc)
         rc = schema_from_json(a, json_object_get(attr, "schema"), "schema", &s);
     silt_view *v = NULL;
-    if (!rc && (!upto || rid[0])) {
-        silt_view_spec spec = {rid[0] ? rid : NULL, NULL, NULL};
-        rc = silt_view_get(&v, ds, &spec);
-    }
+    if (!rc && spec)
+        rc = silt_view_get(&v, ds, spec);
     char *qv = rc ? NULL : silt_sql_ident(view);
     if (!rc && !qv)
         rc = silt_err(SILT_ENOMEM, "out of memory");
@@ -782,4 +780,27 @@ int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *vie
     silt_arena_free(a);
     json_decref(attr);
     return rc;
+}
+
+int silt_files_create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *upto)
+{
+    char rid[64] = "";
+    int rc = upto ? rid_at(ds, upto, rid) : 0;
+    silt_view_spec spec = {rid[0] ? rid : NULL, NULL, NULL};
+    return rc ? rc : create_sql_view(e, ds, view, upto, !upto || rid[0] ? &spec : NULL);
+}
+
+int silt_files_create_sql_view_spec(silt_engine *e, silt_dataset *ds, const char *view, const silt_view_spec *spec)
+{
+    const char *last = spec ? (spec->range_end ? spec->range_end : spec->at) : NULL;
+    uint8_t blk[SILT_MH_LEN];
+    if (last) {
+        int f = silt_files_find_commit(ds, last, -1, blk);
+        if (f < 0)
+            return f;
+        if (f == 0)
+            return silt_err(SILT_ENOTFOUND, "transaction %s is not committed on branch %s of %s", last, ds->branch,
+                            ds->name);
+    }
+    return create_sql_view(e, ds, view, last ? blk : NULL, spec);
 }

@@ -13,7 +13,11 @@
  *    are made and before the query is prepared (silt_engine_confine): the
  *    query is one read-only statement and reads only the slice files of the
  *    views (files datasets are materialised while the views are made), and
- *    for --format parquet writes only the output file.
+ *    for --format parquet writes only the output file;
+ *  - opts->visible hides datasets before the query is looked at, so a
+ *    hidden dataset is exactly an unknown table; the per-query limits
+ *    (memory_limit set before confinement locks the settings, the timeout
+ *    watchdog around the run) turn into one-line SILT_EINVAL errors.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,16 +234,80 @@ static int apply_as_of(silt_workspace *ws, qrefs *refs, const silt_sql_opts *o)
     return 0;
 }
 
+/* Drops the names the caller may not see (opts->visible) from the sorted,
+ * NULL-terminated list `names` (kept sorted); returns the new count. */
+static size_t keep_visible(char **names, size_t n, const silt_sql_opts *o)
+{
+    if (!o || !o->visible)
+        return n;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (o->visible(o->visible_ctx, names[i]))
+            names[k++] = names[i];
+        else
+            free(names[i]);
+    }
+    names[k] = NULL;
+    return k;
+}
+
+/* Records the dataset of a view the query reads (opts->inputs_out). */
+static int add_input(silt_sql_input **v, size_t *n, const char *ref, silt_dataset *ds, const uint8_t *as_of)
+{
+    silt_sql_input *nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    *v = nv;
+    silt_sql_input *in = &nv[(*n)++];
+    memset(in, 0, sizeof *in);
+    snprintf(in->ref, sizeof in->ref, "%s", ref);
+    snprintf(in->name, sizeof in->name, "%s", ds->name);
+    snprintf(in->id, sizeof in->id, "%s", ds->id);
+    if (as_of)
+        silt_multihash_to_text(as_of, SILT_MH_LEN, in->block);
+    else
+        snprintf(in->block, sizeof in->block, "%s", ds->head);
+    return 0;
+}
+
+/* Runs the checked query with the per-query limits of opts (timeout
+ * watchdog; the memory limit was set before confinement). */
+static int run_limited(silt_engine *e, const char *query, silt_qfmt fmt, const silt_sql_opts *opts)
+{
+    silt_query_page page = {0};
+    if (opts) {
+        page.skip = opts->skip;
+        page.has_limit = opts->has_limit;
+        page.limit = opts->limit;
+    }
+    silt_engine_watch *w = NULL;
+    int rc = opts && opts->timeout_ms ? silt_engine_watch_start(&w, e, opts->timeout_ms) : 0;
+    if (rc == 0)
+        rc = silt_query_run_page(e, query, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
+                                 opts ? opts->rows_out : NULL, &page);
+    bool fired = silt_engine_watch_stop(w);
+    if (rc < 0 && fired)
+        return silt_err(SILT_EINVAL, "sql: query timed out after %u ms", opts->timeout_ms);
+    if (rc == SILT_EIO && opts && opts->memory_limit && silt_engine_last_error_was_oom()) {
+        char msg[768];
+        const char *m = silt_error_last();
+        snprintf(msg, sizeof msg, "%s", strncmp(m, "sql: ", 5) == 0 ? m + 5 : m);
+        return silt_err(SILT_EINVAL, "sql: query exceeded the memory limit of %llu MiB: %s",
+                        (unsigned long long)(opts->memory_limit >> 20), msg);
+    }
+    return rc;
+}
+
 /* Confines the engine of a `silt sql` call; `output` (NULL when the result
  * is text, which silt writes itself) is the Parquet file DuckDB writes. */
-static int confine_for_sql(silt_engine *e, const char *output)
+static int confine_for_sql(silt_engine *e, const char *output, bool remote)
 {
     silt_confine_opts c = {
         .files = output ? &output : NULL,
         .n_files = output ? 1 : 0,
-        .hint_write = "use --format/--output to write results, or --unsafe-file-access",
-        .hint_other = "only SELECT queries are allowed, or use --unsafe-file-access",
-        .hint_files = "query datasets by name, or use --unsafe-file-access",
+        .hint_write = remote ? "queries are read-only" : "use --format/--output to write results, or --unsafe-file-access",
+        .hint_other = remote ? "only SELECT queries are allowed" : "only SELECT queries are allowed, or use --unsafe-file-access",
+        .hint_files = remote ? "query datasets by name" : "query datasets by name, or use --unsafe-file-access",
     };
     return silt_engine_confine(e, &c);
 }
@@ -248,6 +316,11 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
 {
     if (opts && opts->rows_out)
         *opts->rows_out = 0;
+    if (opts && opts->inputs_out) {
+        *opts->inputs_out = NULL;
+        if (opts->n_inputs_out)
+            *opts->n_inputs_out = 0;
+    }
     if (!query)
         return silt_err(SILT_EINVAL, "sql: no query");
     silt_qfmt fmt;
@@ -260,7 +333,7 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
     rc = silt_dataset_list(&names, ws);
     if (rc < 0)
         return rc;
-    size_t nnames = (size_t)rc;
+    size_t nnames = keep_visible(names, (size_t)rc, opts);
     qrefs refs = {0};
     rc = find_refs(query, names, nnames, &refs);
     silt_strv_free(names);
@@ -273,6 +346,10 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
     /* A name in the query may not be meant as a dataset (a column or a
      * string that happens to equal a dataset name): a view that cannot be
      * made is skipped, and its error is reported only if the query fails. */
+    if (rc == 0 && opts && opts->memory_limit)
+        rc = silt_engine_execf(e, "SET memory_limit = '%lluB'", (unsigned long long)opts->memory_limit);
+    silt_sql_input *inputs = NULL;
+    size_t ninputs = 0;
     bool macro = false;
     int deferred = 0;
     char deferred_msg[512] = "";
@@ -282,6 +359,8 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
         if (vr == 0)
             vr = create_view(e, ds, refs.v[i].ref, refs.v[i].has_as_of ? refs.v[i].as_of : NULL,
                                      refs.v[i].current);
+        if (vr == 0 && opts && opts->inputs_out)
+            vr = add_input(&inputs, &ninputs, refs.v[i].ref, ds, refs.v[i].has_as_of ? refs.v[i].as_of : NULL);
         silt_dataset_free(ds);
         if (vr == SILT_ENOMEM) {
             rc = vr;
@@ -300,16 +379,22 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
         }
     }
     if (rc == 0 && !(opts && opts->unsafe_file_access))
-        rc = confine_for_sql(e, fmt == SILT_QFMT_PARQUET ? opts->output : NULL);
+        rc = confine_for_sql(e, fmt == SILT_QFMT_PARQUET ? opts->output : NULL, opts && opts->remote);
     if (rc == 0) {
-        rc = silt_query_run(e, query, fmt, opts ? opts->out : NULL, opts ? opts->output : NULL,
-                            opts ? opts->rows_out : NULL);
+        rc = run_limited(e, query, fmt, opts);
         if (rc < 0 && rc != SILT_ENOMEM && deferred)
             rc = silt_err(deferred, "%s", deferred_msg);
     }
     if (e)
         rc = silt_ws_engine_close(e, tmpdir, rc);
     qrefs_free(&refs);
+    if (rc == 0 && opts && opts->inputs_out) {
+        *opts->inputs_out = inputs;
+        if (opts->n_inputs_out)
+            *opts->n_inputs_out = ninputs;
+    } else {
+        free(inputs);
+    }
     return rc;
 }
 

@@ -61,7 +61,7 @@ static uint64_t random64(void)
 
 /* Creates a fresh temp file in `dir`. On success *tmp_out is malloc'd
  * (caller unlinks/frees) and the open fd is returned; negative code else. */
-static int tmp_create(const char *dir, const char *path, char **tmp_out)
+static int tmp_create(const char *dir, const char *path, char **tmp_out, unsigned mode)
 {
     size_t cap = strlen(dir) + 64;
     char *tmp = malloc(cap);
@@ -69,7 +69,7 @@ static int tmp_create(const char *dir, const char *path, char **tmp_out)
         return silt_err(SILT_ENOMEM, "%s: out of memory", path);
     for (int attempt = 0; attempt < 16; attempt++) {
         snprintf(tmp, cap, "%s/.tmp-%ld-%016llx", dir, (long)getpid(), (unsigned long long)random64());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
         if (fd >= 0) {
             *tmp_out = tmp;
             return fd;
@@ -161,6 +161,11 @@ fail:
 
 int silt_fs_write_atomic(const char *path, const void *data, size_t len, bool exclusive)
 {
+    return silt_fs_write_atomic_mode(path, data, len, exclusive, 0644);
+}
+
+int silt_fs_write_atomic_mode(const char *path, const void *data, size_t len, bool exclusive, unsigned mode)
+{
     if (!path || !*path || (!data && len))
         return silt_err(SILT_EINVAL, "write_atomic: bad argument");
     char *dir = dir_of(path);
@@ -171,7 +176,7 @@ int silt_fs_write_atomic(const char *path, const void *data, size_t len, bool ex
         return silt_err(SILT_EEXISTS, "%s: already exists", path);
     }
     char *tmp = NULL;
-    int fd = tmp_create(dir, path, &tmp);
+    int fd = tmp_create(dir, path, &tmp, mode);
     if (fd < 0) {
         free(dir);
         return fd;
@@ -209,7 +214,7 @@ int silt_fs_copy_atomic(const char *src, const char *dst)
         return silt_err(SILT_ENOMEM, "%s: out of memory", dst);
     }
     char *tmp = NULL;
-    int fd = tmp_create(dir, dst, &tmp);
+    int fd = tmp_create(dir, dst, &tmp, 0644);
     if (fd < 0) {
         close(in);
         free(buf);
@@ -413,21 +418,30 @@ void silt_fs_unlock(int fd)
         close(fd); /* releases the flock */
 }
 
+int silt_random_bytes(void *out, size_t nbytes)
+{
+    uint8_t *p = out;
+    size_t got = 0;
+    while (got < nbytes) {
+        ssize_t r = getrandom(p + got, nbytes - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return silt_err(SILT_EIO, "cannot get random bytes: %s", r < 0 ? strerror(errno) : "short read");
+        got += (size_t)r;
+    }
+    return 0;
+}
+
 int silt_random_hex(char *out, size_t nbytes)
 {
     static const char HEX[] = "0123456789abcdef";
     uint8_t buf[64];
     if (nbytes > sizeof buf)
         return silt_err(SILT_EINVAL, "random: at most %zu bytes", sizeof buf);
-    size_t got = 0;
-    while (got < nbytes) {
-        ssize_t r = getrandom(buf + got, nbytes - got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return silt_err(SILT_EIO, "cannot get random bytes: %s", strerror(errno));
-        got += (size_t)r;
-    }
+    int rc = silt_random_bytes(buf, nbytes);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < nbytes; i++) {
         out[2 * i] = HEX[buf[i] >> 4];
         out[2 * i + 1] = HEX[buf[i] & 15];

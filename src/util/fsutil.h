@@ -16,6 +16,12 @@
  * instead of rename). Leaves no temp file behind on failure. */
 int silt_fs_write_atomic(const char *path, const void *data, size_t len, bool exclusive);
 
+/* As silt_fs_write_atomic, with the file created with permission bits
+ * `mode` (e.g. 0600 for a file only its owner may read: the temp file is
+ * created with that mode, so the data is never readable by others, not
+ * even for an instant; the umask may only remove bits). */
+int silt_fs_write_atomic_mode(const char *path, const void *data, size_t len, bool exclusive, unsigned mode);
+
 /* Copies a file atomically into place (same rules; replaces dst). */
 int silt_fs_copy_atomic(const char *src, const char *dst);
 
@@ -42,6 +48,10 @@ int silt_fs_remove_tree(const char *path);
 int silt_fs_lock(const char *path, bool exclusive);
 /* Releases a lock taken by silt_fs_lock (fd < 0 is a no-op). */
 void silt_fs_unlock(int fd);
+
+/* Fills `out` with `nbytes` random bytes from the kernel's CSPRNG
+ * (getrandom(2), blocking until it is seeded). 0 or SILT_EIO. */
+int silt_random_bytes(void *out, size_t nbytes);
 
 /* Fills `out` with 2*nbytes lowercase hex digits of random bytes from the
  * kernel (getrandom) plus a NUL; `out` must hold 2*nbytes+1 bytes. */

@@ -3,7 +3,8 @@
 # the contract tests with Palantir's official TypeScript client
 # (tests/node/osdk_contract.mjs), then curl for what the client cannot send
 # (raw slashes, HEAD, wrong methods, unknown routes, traversal, bad JSON,
-# oversized bodies, missing / invalid tokens), then the CLI must see what
+# oversized bodies, missing / invalid tokens, a read token on every write
+# route, a token restricted to another dataset), then the CLI must see what
 # the API did (silt files / txn list / branch list / verify).
 . "$(dirname "$0")/lib.sh"
 
@@ -103,6 +104,45 @@ TOKEN=wrong-secret http POST "$D/transactions" --data-binary '{"transactionType"
 envelope 401 UNAUTHORIZED InvalidCredentials
 TOKEN=none http GET "$D" -H 'Authorization: Basic eDp5'
 envelope 401 UNAUTHORIZED MissingCredentials
+
+# ---- scopes: a read token on every write route gets the Foundry name ---------------
+ok token create reader
+READER=$OUT
+ok token create t2writer --write --dataset t2
+T2W=$OUT
+
+X=$("$SILT" --json txn list t1 | jget 'd[0]["rid"]')
+before=$(ws_snapshot "$T_DIR/.silt/datasets")
+TOKEN=$READER expect_http 200 GET "$D"
+TOKEN=$READER expect_http 200 GET "$D/files/raw%2Fx.csv/content"
+while IFS='|' read -r m p name; do
+    TOKEN=$READER http "$m" "$p" -H 'Content-Type: application/json' --data-binary '{"name":"z","transactionType":"UPDATE"}'
+    envelope 403 PERMISSION_DENIED "$name"
+done <<EOF2
+POST|/api/v2/datasets|CreateDatasetPermissionDenied
+POST|$D/transactions|CreateTransactionPermissionDenied
+POST|$D/files/new.csv/upload|UploadFilePermissionDenied
+POST|$D/transactions/$X/commit|CommitTransactionPermissionDenied
+POST|$D/transactions/$X/abort|AbortTransactionPermissionDenied
+POST|$D/branches|CreateBranchPermissionDenied
+DELETE|$D/branches/dev%2Ffeature%20x|DeleteBranchPermissionDenied
+DELETE|$D/files/raw%2Fx.csv|DeleteFilePermissionDenied
+PUT|$D/putSchema|PutDatasetSchemaPermissionDenied
+EOF2
+# a token restricted to t2 does not see t1 (404, as an absent dataset)
+TOKEN=$T2W http GET "$D"
+envelope 404 NOT_FOUND DatasetNotFound
+TOKEN=$T2W http POST "$D/transactions" --data-binary '{"transactionType":"UPDATE"}'
+envelope 404 NOT_FOUND DatasetNotFound
+TOKEN=$T2W http GET "/api/v2/datasets/t1/files"
+envelope 404 NOT_FOUND DatasetNotFound
+TOKEN=$T2W http POST /api/v2/datasets --data-binary '{"name":"t7","parentFolderRid":"ri.compass.main.folder.x"}'
+envelope 403 PERMISSION_DENIED CreateDatasetPermissionDenied
+TOKEN=$T2W expect_http 200 POST /api/v2/datasets/getSchemaBatch --data-binary "[{\"datasetRid\":\"$RID\"}]"
+assert_eq "$HTTP_BODY" '{"data":{}}'
+assert_eq "$(ws_snapshot "$T_DIR/.silt/datasets")" "$before" "datasets after the denied requests"
+TOKEN=$T2W expect_http 200 GET "/api/v2/datasets/t2/files"
+assert_eq "$(printf '%s' "$HTTP_BODY" | jq_ '[f["path"] for f in d["data"]]')" "['y.csv']"
 
 # ---- the CLI sees what the API did -------------------------------------------------------
 expect_http 200 GET "$D/files"

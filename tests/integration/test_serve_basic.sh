@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# silt serve, the process and the HTTP core: the listening line, port 0, the
+# request log, error envelopes of both families (Foundry under /api/, kamu's
+# {"message"} elsewhere), raw-path decoding and its refusals, 404/405, CORS
+# (preflight and on errors), bad options, and the graceful stop.
+source "$(dirname "$0")/lib.sh"
+
+ok init
+
+# --- options that cannot work: one line, exit 2 (usage) or 1 (cannot start) ------
+fails_like 2 "--max-upload 'lots': expected a size such as 1048576, 64K, 512M or 2G" serve --max-upload lots
+fails_like 2 "--listen needs a value" serve --listen
+fails_like 2 "serve: unexpected argument 'extra'" serve extra
+fails_like 1 "--listen 'localhost': expected HOST:PORT (e.g. 127.0.0.1:8080)" serve --listen localhost
+fails_like 1 "--listen '127.0.0.1:99999': the port must be a number 0..65535" serve --listen 127.0.0.1:99999
+fails_like 1 "--listen 'example.org:80': Name or service not known (give a numeric address, e.g. 127.0.0.1 or [::1])" \
+    serve --listen example.org:80
+ok serve --help
+assert_contains "$OUT" "silt serve [--listen HOST:PORT]"
+assert_contains "$OUT" "SILT_ADMIN_TOKEN"
+assert_contains "$OUT" "Example:"
+mkdir -p empty
+fails_like 1 "$T_DIR/empty: not a silt workspace (run \`silt init\`)" serve --listen 127.0.0.1:0 --workspace "$T_DIR/empty"
+
+# --- start on a free port: exactly one stdout line --------------------------------
+serve_start --allow-origin http://app.example
+case "$BASE" in http://127.0.0.1:[0-9]*) pass ;; *) fail "bad address '$BASE'" ;; esac
+PORT=${BASE##*:}
+[ "$PORT" != 0 ] && pass
+# a second server on the same port cannot start
+fails_like 1 "cannot listen on 127.0.0.1:$PORT: Address already in use" serve --listen "127.0.0.1:$PORT"
+
+expect_http 200 GET /health
+assert_eq "$HTTP_BODY" '{"status":"ok","version":"0.1.0"}' "health body"
+assert_contains "$HTTP_HEADERS" "Content-Type: application/json"
+# no token needed for /health
+TOKEN=none expect_http 200 GET /health
+
+# --- unknown routes: 404 in the family's envelope --------------------------------
+expect_http 404 GET /api/v2/nothing/here
+assert_eq "$(jget "d['errorCode'],d['errorName'],d['parameters'],d['message']" <<<"$HTTP_BODY")" \
+    '["NOT_FOUND","RouteNotFound",{},"no route for GET /api/v2/nothing/here"]' "foundry 404 envelope"
+jget "d['errorInstanceId']" <<<"$HTTP_BODY" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' \
+    || fail "errorInstanceId is not a UUID: $HTTP_BODY"
+pass
+I1=$(jget "d['errorInstanceId']" <<<"$HTTP_BODY")
+http GET /api/v2/nothing/here
+[ "$(jget "d['errorInstanceId']" <<<"$HTTP_BODY")" != "$I1" ] || fail "errorInstanceId repeats"
+pass
+assert_contains "$HTTP_HEADERS" "Content-Type: application/json"
+expect_http 404 GET /nothing
+assert_eq "$HTTP_BODY" '{"message":"no route for GET /nothing"}' "plain 404"
+expect_http 404 GET /odf
+assert_eq "$HTTP_BODY" '{"message":"no route for GET /odf"}' "odf 404"
+
+# --- wrong method: 405 with Allow ---------------------------------------------------
+expect_http 405 POST /health
+assert_eq "$HTTP_BODY" '{"message":"POST is not allowed on /health (allowed: GET, HEAD)"}' "405 body"
+assert_contains "$HTTP_HEADERS" "Allow: GET, HEAD"
+expect_http 405 PATCH /health
+# HEAD is answered like GET, without a body
+HSTAT=$(curl -s -o "$T_DIR/head.out" -w '%{http_code}' -I "$BASE/health")
+assert_eq "$HSTAT" 200 "HEAD status"
+grep -qi '^Content-Length: 33' "$T_DIR/head.out" || fail "HEAD Content-Length: $(cat "$T_DIR/head.out")"
+pass
+
+# --- raw-path decoding: '.' / '..' segments, bad escapes, NUL, invalid UTF-8 ----------
+for p in '/api/v2/datasets/%2e%2e/files' '/api/v2/datasets/x/files/%2E' '/api/v2/datasets/x/files/a%zz' \
+         '/api/v2/datasets/x/files/a%00b' '/api/v2/datasets/x/files/%ff%fe'; do
+    expect_http 400 GET "$p" --path-as-is
+    assert_eq "$(jget "d['errorCode'],d['errorName']" <<<"$HTTP_BODY")" '["INVALID_ARGUMENT","InvalidRequestTarget"]' "$p"
+done
+expect_http 400 GET '/odf/%2e%2e/refs/head' --path-as-is
+assert_eq "$HTTP_BODY" \
+    '{"message":"malformed request target: bad %-escape, '"'.'"' or '"'..'"' segment, NUL byte or invalid UTF-8"}' "odf 400"
+expect_http 400 GET '/health?x=%' --path-as-is
+
+# --- CORS: preflight, and the headers on every response (errors included) -----------
+http OPTIONS /api/v2/datasets -H 'Origin: http://app.example' -H 'Access-Control-Request-Method: POST' \
+    -H 'Access-Control-Request-Headers: authorization,content-type,fetch-user-agent'
+assert_eq "$HTTP_STATUS" 204 "preflight status"
+assert_contains "$HTTP_HEADERS" "Access-Control-Allow-Origin: http://app.example"
+assert_contains "$HTTP_HEADERS" "Access-Control-Allow-Headers: authorization, content-type, fetch-user-agent, odf-event-time"
+assert_contains "$HTTP_HEADERS" "Access-Control-Allow-Methods: GET, HEAD, POST, PUT, DELETE, OPTIONS"
+expect_http 404 GET /api/v2/nothing -H 'Origin: http://app.example'
+assert_contains "$HTTP_HEADERS" "Access-Control-Allow-Origin: http://app.example"
+assert_contains "$HTTP_HEADERS" "Vary: Origin"
+# another origin gets no CORS grant
+expect_http 200 GET /health -H 'Origin: http://evil.example'
+case "$HTTP_HEADERS" in *Access-Control-Allow-Origin*) fail "CORS granted to another origin" ;; esac
+pass
+
+# --- the request log: one line per request, no query string --------------------------
+expect_http 200 GET '/health?token=s3cr3t'
+sleep 0.2
+grep -Eq '^GET /health 200 33 [0-9]+\.[0-9]ms -$' "$SERVE_LOG" || fail "log line: $(cat "$SERVE_LOG")"
+pass
+grep -q s3cr3t "$SERVE_LOG" && fail "query string logged"
+pass
+grep -Eq '^POST /health 405 ' "$SERVE_LOG" || fail "405 not logged"
+pass
+
+# --- graceful stop: exit 0, a log line, the port is free again ----------------------
+serve_stop
+grep -q '^silt serve: SIGTERM received, stopping$' "$SERVE_LOG" || fail "no stop line: $(cat "$SERVE_LOG")"
+grep -q '^silt serve: stopped$' "$SERVE_LOG" || fail "not stopped cleanly"
+pass
+# SIGINT too, with a keep-alive connection open
+serve_start
+python3 - "$BASE" <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1][len("http://"):].split(":")
+s = socket.create_connection((host, int(port)))
+s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+s.recv(4096)
+time.sleep(3)
+PY
+IDLE=$!
+sleep 0.3
+kill -INT "$SERVE_PID"
+START=$(date +%s%N)
+wait "$SERVE_PID" || fail "silt serve exited with $? after SIGINT"
+END=$(date +%s%N)
+[ $(((END - START) / 1000000)) -lt 5000 ] || fail "stop took $(((END - START) / 1000000)) ms"
+pass
+grep -q '^silt serve: SIGINT received, stopping$' "$SERVE_LOG" || fail "no SIGINT line"
+pass
+wait "$IDLE" 2>/dev/null || true
+
+done_tests
