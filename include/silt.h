@@ -571,6 +571,10 @@ int silt_txn_recover(silt_txn_info **out, size_t *n_out, silt_dataset *ds, bool 
  * every transaction started on that branch, plus the committed ones the
  * branch inherited from its parent before the fork. *out malloc'd (free()). */
 int silt_txn_list(silt_txn_info **out, size_t *n_out, silt_dataset *ds);
+/* Every transaction of the dataset, whatever its branch (also of branches
+ * deleted since), oldest first (by creation time, then rid). *out malloc'd
+ * (free()). */
+int silt_txn_list_all(silt_txn_info **out, size_t *n_out, silt_dataset *ds);
 
 /* One file of a view. */
 typedef struct silt_file_entry {
@@ -600,6 +604,13 @@ int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const cha
 /* `silt cat`: writes the bytes of `path` in the latest view (or as of
  * `at`) to `out`. SILT_ENOTFOUND "file 'p' is not in the view of …". */
 int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out);
+/* Opens the object holding the bytes of view entry `e` (of a view of ds)
+ * for reading: *fd_out (O_RDONLY, close-on-exec; the caller closes it) and
+ * *size_out (= e->size). The bytes are not hashed here (silt_files_cat and
+ * silt verify do). Errors: SILT_ENOTFOUND "file 'p' was purged by retention
+ * (transaction RID)"; SILT_ECORRUPT when the object is missing or its size
+ * differs from the entry's; SILT_EIO. */
+int silt_files_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const silt_file_entry *e);
 
 /* Branches. A branch is the ref refs/branches/<name> sharing the blocks of
  * its parent. Created from ds's branch head, or `from_branch`'s head, or the
@@ -617,6 +628,30 @@ int silt_branch_list(silt_branch_info **out, size_t *n_out, silt_dataset *ds);
 /* Deletes a branch (its blocks stay). "master" and branches with an OPEN
  * transaction cannot be deleted (SILT_EINVAL / SILT_ECONFLICT). */
 int silt_branch_delete(silt_dataset *ds, const char *branch);
+/* Creates a branch of a files dataset that holds no transaction: at the
+ * newest block of ds's branch before its first AddData (a Foundry branch
+ * created without a transactionRid). Errors as silt_branch_create. */
+int silt_branch_create_empty(silt_dataset *ds, const char *branch);
+
+/* Foundry branch names (any text without control characters, as the
+ * Foundry API allows: "dev/feature x") <-> silt branch names (src/files/
+ * foundry_meta.c): a byte outside [A-Za-z0-9.-] (and '.' or '-' first) is
+ * stored as "_XX" (upper-case hex), except a '_' that is not followed by
+ * two upper-case hex digits, which stays. So every silt name without
+ * "_XX" in it reads back unchanged ("my_branch"), and "dev/feature x" is
+ * stored as "dev_2Ffeature_20x". encode: SILT_EINVAL "invalid branch name
+ * …" for an empty name, a control character, or more than 100 stored chars.
+ * *out malloc'd (free()). */
+int silt_branch_name_encode(char **out, const char *name);
+int silt_branch_name_decode(char **out, const char *stored);
+
+/* The parent folder RID recorded for a dataset (Foundry's parentFolderRid;
+ * silt has no folders: it is stored in info/foundry.json and reported
+ * back). set: SILT_EINVAL unless folder_rid looks like "ri.<…>"
+ * ([A-Za-z0-9._-], at most 256 chars). get: *out malloc'd, NULL when none
+ * was recorded (returns 0). */
+int silt_dataset_folder_set(silt_dataset *ds, const char *folder_rid);
+int silt_dataset_folder_get(char **out, silt_dataset *ds);
 
 
 /* ---- polling ingest (silt pull) ---------------------------------------------- */
@@ -708,12 +743,26 @@ void silt_flows_free(silt_flow_info *v, size_t n);
  * extra holds "silt.dev/filesSchema" (see docs/decisions.md), so it is
  * versioned per branch and per transaction. Errors name the file and field. */
 int silt_files_schema_set(silt_dataset *ds, const char *path);
+/* The same from a YAML or JSON document in memory (text, len bytes); error
+ * messages name it `what` (e.g. "putSchema body"). */
+int silt_files_schema_set_text(silt_dataset *ds, const char *text, size_t len, const char *what);
 
 /* The tabular schema in force at the latest view (at == NULL) or at
  * committed transaction `at`, as text (fmt as silt_dataset_schema_get;
  * TEXT adds "format: csv" and the CSV options after the fields). Caller
  * frees *out. SILT_ENOTFOUND "dataset 'x' has no tabular schema". */
 int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_schema_format fmt);
+/* The same schema as Foundry field types, for the Foundry datasets API:
+ * *out (malloc'd) is compact JSON {"fieldSchemaList": [{name, type,
+ * nullable, precision?, scale?, arraySubtype?, mapKeyType?, mapValueType?,
+ * subSchemas?}], "format": "parquet"|"csv"|"json", "block": "<multihash of
+ * the AddData that set it>"}. ODF types: Bool BOOLEAN, Int8 BYTE, Int16
+ * SHORT, Int32 INTEGER, Int64 LONG, Float32 FLOAT, Float64 DOUBLE, String
+ * STRING, Binary BINARY, Date DATE, Timestamp TIMESTAMP, Decimal DECIMAL,
+ * List ARRAY, Map MAP, Struct STRUCT; nullable = wrapped in Option. Other
+ * ODF types (unsigned integers, Float16, Time, Duration, Null) are
+ * SILT_EUNSUPPORTED naming the field. SILT_ENOTFOUND as schema_get. */
+int silt_files_schema_foundry(char **out, silt_dataset *ds, const char *at);
 
 /* ---- retention and garbage collection (src/ops/retention.c, gc.c) -------- */
 

@@ -150,3 +150,45 @@ int silt_branch_delete(silt_dataset *ds, const char *branch)
     silt_txn_unlock_branch(fd);
     return rc;
 }
+
+/* The newest block of ds's branch that precedes every AddData (the files
+ * SetDataSchema of a files dataset; the head when there is no AddData). */
+static int before_first_add_data(silt_dataset *ds, uint8_t out[SILT_MH_LEN])
+{
+    int rc = silt_ds_sync(ds);
+    if (rc)
+        return rc;
+    memcpy(out, ds->st.head, SILT_MH_LEN);
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, ds->st.head, SILT_MH_LEN);
+    while (!rc) {
+        odf_MetadataBlock *b = NULL;
+        rc = silt_ds_load_block(ds, cur, a, &b);
+        if (rc || b->prev_block_hash.len != SILT_MH_LEN)
+            break;
+        if (b->event.type == ODF_MetadataEvent_AddData)
+            memcpy(out, b->prev_block_hash.data, SILT_MH_LEN);
+        memcpy(cur, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+    silt_arena_free(a);
+    return rc;
+}
+
+int silt_branch_create_empty(silt_dataset *ds, const char *branch)
+{
+    int rc = silt_files_require(ds);
+    if (rc)
+        return rc;
+    int lock = silt_ds_roots_lock(ds, false);
+    if (lock < 0)
+        return lock;
+    uint8_t at[SILT_MH_LEN];
+    rc = before_first_add_data(ds, at);
+    if (!rc)
+        rc = silt_ds_branch_create(ds, branch, at);
+    silt_fs_unlock(lock);
+    return rc;
+}

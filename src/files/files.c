@@ -860,6 +860,54 @@ static int cat_verified(int fd, const silt_file_entry *fe, const char *norm, con
     return rc;
 }
 
+/* Opens the object of a view entry (see silt_files_open); purge_possible:
+ * a missing object may have been purged by retention (never for the latest
+ * view, where a missing object is corruption whatever the record says);
+ * check_size: an object whose size differs from the entry's is refused
+ * (cat hashes the bytes instead and names the damage precisely). */
+static int object_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const silt_file_entry *fe,
+                       bool purge_possible, bool check_size)
+{
+    *fd_out = -1;
+    *size_out = 0;
+    char *obj = silt_view_object_path(ds, fe);
+    if (!obj)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    int rc = 0;
+    int fd = open(obj, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        char prid[64];
+        if (err == ENOENT && purge_possible && silt_files_purged(prid, ds, fe->content_hash) == 1)
+            rc = silt_err(SILT_ENOTFOUND, "file '%s' was purged by retention (transaction %s)", fe->path, prid);
+        else if (err == ENOENT)
+            rc = silt_err(SILT_ECORRUPT, "file '%s': object %s is missing (run 'silt verify %s')", fe->path,
+                          fe->content_hash, ds->name);
+        else
+            rc = silt_err(SILT_EIO, "file '%s': object %s: %s", fe->path, fe->content_hash, strerror(err));
+    }
+    struct stat st;
+    if (!rc && fstat(fd, &st) != 0)
+        rc = silt_err(SILT_EIO, "file '%s': object %s: %s", fe->path, fe->content_hash, strerror(errno));
+    if (!rc && check_size && (uint64_t)st.st_size != fe->size)
+        rc = silt_err(SILT_ECORRUPT, "file '%s': object %s has %llu bytes, the view says %llu (run 'silt verify %s')",
+                      fe->path, fe->content_hash, (unsigned long long)st.st_size, (unsigned long long)fe->size,
+                      ds->name);
+    if (rc && fd >= 0)
+        close(fd);
+    free(obj);
+    if (rc)
+        return rc;
+    *fd_out = fd;
+    *size_out = fe->size;
+    return 0;
+}
+
+int silt_files_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const silt_file_entry *fe)
+{
+    return object_open(fd_out, size_out, ds, fe, true, true);
+}
+
 int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out)
 {
     char *norm = NULL;
@@ -872,28 +920,14 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
     if (!rc && !fe)
         rc = silt_err(SILT_ENOTFOUND, "file '%s' is not in the %s view of %s", norm, at ? "requested" : "latest",
                       silt_ds_label(ds));
-    char *obj = fe ? silt_view_object_path(ds, fe) : NULL;
-    if (fe && !obj)
-        rc = silt_err(SILT_ENOMEM, "out of memory");
-    int fd = obj ? open(obj, O_RDONLY | O_CLOEXEC) : -1;
-    if (obj && fd < 0) {
-        int err = errno;
-        char prid[64];
-        /* retention never purges a file of the latest view: missing there
-         * is corruption, whatever the purge record says */
-        if (err == ENOENT && at && silt_files_purged(prid, ds, fe->content_hash) == 1)
-            rc = silt_err(SILT_ENOTFOUND, "file '%s' was purged by retention (transaction %s)", norm, prid);
-        else if (err == ENOENT)
-            rc = silt_err(SILT_ECORRUPT, "file '%s': object %s is missing (run 'silt verify %s')", norm,
-                          fe->content_hash, ds->name);
-        else
-            rc = silt_err(SILT_EIO, "file '%s': object %s: %s", norm, fe->content_hash, strerror(err));
-    }
+    int fd = -1;
+    uint64_t size = 0;
+    if (fe)
+        rc = object_open(&fd, &size, ds, fe, at != NULL, false);
     if (fd >= 0) {
         rc = cat_verified(fd, fe, norm, ds, out ? out : stdout);
         close(fd);
     }
-    free(obj);
     silt_view_free(v);
     free(norm);
     return rc;

@@ -84,6 +84,35 @@ static json_t *node_to_json(yaml_document_t *d, yaml_node_t *n, int depth)
     return o;
 }
 
+/* Parses YAML/JSON text (the YAML input limits of odf/yaml.h) into a
+ * jansson object; the input-limit errors name `name` ("x.yaml"), the others
+ * `what` ("schema file x.yaml"). */
+static int load_text(const char *text, size_t len, const char *name, const char *what, json_t **out)
+{
+    *out = NULL;
+    yaml_parser_t p;
+    yaml_document_t d;
+    size_t skip;
+    int rc = odf_yaml_check(text, len, name, 1); /* before the (quadratic) loader */
+    if (rc == 0)
+        rc = odf_yaml_parser_open(&p, text, len, name, &skip);
+    if (rc < 0)
+        return rc;
+    if (!yaml_parser_load(&p, &d)) {
+        rc = silt_err(SILT_EINVAL, "%s:%zu: syntax error: %s", what, p.problem_mark.line + 1,
+                      p.problem ? p.problem : "?");
+    } else {
+        yaml_node_t *root = yaml_document_get_root_node(&d);
+        if (!root || root->type != YAML_MAPPING_NODE)
+            rc = silt_err(SILT_EINVAL, "%s: expected a mapping with 'fields' or 'fieldSchemaList'", what);
+        else if (!(*out = node_to_json(&d, root, 0)))
+            rc = silt_err(SILT_EINVAL, "%s: cannot read (non-scalar keys or nesting too deep)", what);
+        yaml_document_delete(&d);
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 static int load_doc(const char *path, json_t **out)
 {
     *out = NULL;
@@ -91,29 +120,10 @@ static int load_doc(const char *path, json_t **out)
     int rc = odf_yaml_read_file(path, &b); /* the YAML input limits of odf/yaml.h */
     if (rc == SILT_ENOTFOUND || rc == SILT_EIO)
         return silt_err(rc, "schema file %s: %s", path, rc == SILT_ENOTFOUND ? "not found" : "cannot read");
-    yaml_parser_t p;
-    yaml_document_t d;
-    size_t skip;
+    char what[1100];
+    snprintf(what, sizeof what, "schema file %s", path);
     if (rc == 0)
-        rc = odf_yaml_check(b.data ? b.data : "", b.len, path, 1); /* before the (quadratic) loader */
-    if (rc == 0)
-        rc = odf_yaml_parser_open(&p, b.data ? b.data : "", b.len, path, &skip);
-    if (rc < 0) {
-        silt_buf_free(&b);
-        return rc;
-    }
-    if (!yaml_parser_load(&p, &d)) {
-        rc = silt_err(SILT_EINVAL, "schema file %s:%zu: syntax error: %s", path, p.problem_mark.line + 1,
-                      p.problem ? p.problem : "?");
-    } else {
-        yaml_node_t *root = yaml_document_get_root_node(&d);
-        if (!root || root->type != YAML_MAPPING_NODE)
-            rc = silt_err(SILT_EINVAL, "schema file %s: expected a mapping with 'fields' or 'fieldSchemaList'", path);
-        else if (!(*out = node_to_json(&d, root, 0)))
-            rc = silt_err(SILT_EINVAL, "schema file %s: cannot read (non-scalar keys or nesting too deep)", path);
-        yaml_document_delete(&d);
-    }
-    yaml_parser_delete(&p);
+        rc = load_text(b.data ? b.data : "", b.len, path, what, out);
     silt_buf_free(&b);
     return rc;
 }
@@ -134,19 +144,19 @@ static int schema_from_json(silt_arena *a, const json_t *j, const char *what, od
 static const char *const CSV_KEYS[] = {"separator", "encoding", "quote", "escape", "header",
                                        "nullValue", "dateFormat", "timestampFormat", NULL};
 
-/* The attribute object {"schema", "format", "csvOptions"} from a file. */
-static int attr_from_file(const char *path, json_t **out)
+/* The attribute object {"schema", "format", "csvOptions"} from a parsed
+ * document (messages name `path`, e.g. "schema file x.yaml"); frees doc. */
+static int attr_from_doc(json_t *doc, const char *path, json_t **out)
 {
     *out = NULL;
-    json_t *doc = NULL;
-    int rc = load_doc(path, &doc);
+    int rc = 0;
     silt_arena *a = rc ? NULL : silt_arena_new();
     if (!rc && !a)
         rc = silt_err(SILT_ENOMEM, "out of memory");
     odf_DataSchema *s = NULL;
     json_t *fields = json_object_get(doc, "fields"), *fsl = json_object_get(doc, "fieldSchemaList");
     if (!rc && !!fields == !!fsl)
-        rc = silt_err(SILT_EINVAL, "schema file %s: give either 'fields' (ODF DataSchema) or 'fieldSchemaList' "
+        rc = silt_err(SILT_EINVAL, "%s: give either 'fields' (ODF DataSchema) or 'fieldSchemaList' "
                                    "(Foundry field types)",
                       path);
     if (!rc && fields) {
@@ -155,34 +165,34 @@ static int attr_from_file(const char *path, json_t **out)
         json_decref(w);
     } else if (!rc) {
         if (!json_is_array(fsl))
-            rc = silt_err(SILT_EINVAL, "schema file %s: 'fieldSchemaList' must be a list", path);
+            rc = silt_err(SILT_EINVAL, "%s: 'fieldSchemaList' must be a list", path);
         else
             rc = silt_schema_from_foundry_json(a, fsl, &s);
         if (rc)
-            rc = silt_err_context(rc, "schema file %s", path);
+            rc = silt_err_context(rc, "%s", path);
     }
     if (!rc && s->fields.n == 0)
-        rc = silt_err(SILT_EINVAL, "schema file %s: the schema has no fields", path);
+        rc = silt_err(SILT_EINVAL, "%s: the schema has no fields", path);
     silt_buf cols = SILT_BUF_INIT;
     if (!rc) {
         rc = silt_schema_to_duckdb_columns(&cols, s);
         if (rc)
-            rc = silt_err_context(rc, "schema file %s", path);
+            rc = silt_err_context(rc, "%s", path);
     }
     silt_buf_free(&cols);
     const char *fmt = json_string_value(json_object_get(doc, "format"));
     if (!rc && json_object_get(doc, "format") && !fmt)
-        rc = silt_err(SILT_EINVAL, "schema file %s: 'format' must be parquet, csv or json", path);
+        rc = silt_err(SILT_EINVAL, "%s: 'format' must be parquet, csv or json", path);
     if (!rc && !fmt)
         fmt = "parquet";
     if (!rc && strcasecmp(fmt, "parquet") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "json"))
-        rc = silt_err(SILT_EINVAL, "schema file %s: unknown format '%s' (use parquet, csv or json)", path, fmt);
+        rc = silt_err(SILT_EINVAL, "%s: unknown format '%s' (use parquet, csv or json)", path, fmt);
     json_t *csv = json_object_get(doc, "csvOptions");
     json_t *copt = json_object();
     if (!rc && !copt)
         rc = silt_err(SILT_ENOMEM, "out of memory");
     if (!rc && csv && !json_is_object(csv))
-        rc = silt_err(SILT_EINVAL, "schema file %s: 'csvOptions' must be a mapping", path);
+        rc = silt_err(SILT_EINVAL, "%s: 'csvOptions' must be a mapping", path);
     const char *k;
     json_t *v;
     if (!rc && csv)
@@ -193,20 +203,20 @@ static int attr_from_file(const char *path, json_t **out)
             for (int i = 0; CSV_KEYS[i]; i++)
                 known = known || strcmp(CSV_KEYS[i], key) == 0;
             if (!known) {
-                rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions.%s: unknown option (use separator, header, "
+                rc = silt_err(SILT_EINVAL, "%s: csvOptions.%s: unknown option (use separator, header, "
                                            "quote, escape, nullValue, encoding, dateFormat, timestampFormat)",
                               path, k);
                 break;
             }
             if (strcmp(key, "header") == 0 ? !json_is_boolean(v) : !json_is_string(v)) {
-                rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions.%s must be %s", path, k,
+                rc = silt_err(SILT_EINVAL, "%s: csvOptions.%s must be %s", path, k,
                               strcmp(key, "header") == 0 ? "true or false" : "a string");
                 break;
             }
             json_object_set(copt, key, v);
         }
     if (!rc && csv && strcasecmp(fmt, "csv") != 0)
-        rc = silt_err(SILT_EINVAL, "schema file %s: csvOptions only apply to format csv", path);
+        rc = silt_err(SILT_EINVAL, "%s: csvOptions only apply to format csv", path);
     json_t *sj = rc ? NULL : odf_to_json(&odf_desc_DataSchema, s);
     if (!rc && !sj)
         rc = SILT_ENOMEM;
@@ -228,12 +238,45 @@ static int attr_from_file(const char *path, json_t **out)
     return rc;
 }
 
+/* The attribute object from a schema file. */
+static int attr_from_file(const char *path, json_t **out)
+{
+    *out = NULL;
+    json_t *doc = NULL;
+    int rc = load_doc(path, &doc);
+    if (rc)
+        return rc;
+    char what[1100];
+    snprintf(what, sizeof what, "schema file %s", path);
+    return attr_from_doc(doc, what, out);
+}
+
+static int schema_set_attr(silt_dataset *ds, json_t *attr);
+
 int silt_files_schema_set(silt_dataset *ds, const char *path)
 {
     int rc = silt_files_require(ds);
     json_t *attr = NULL;
     if (!rc)
         rc = attr_from_file(path, &attr);
+    return rc ? rc : schema_set_attr(ds, attr);
+}
+
+int silt_files_schema_set_text(silt_dataset *ds, const char *text, size_t len, const char *what)
+{
+    int rc = silt_files_require(ds);
+    json_t *doc = NULL, *attr = NULL;
+    if (!rc)
+        rc = load_text(text, len, what, what, &doc);
+    if (!rc)
+        rc = attr_from_doc(doc, what, &attr);
+    return rc ? rc : schema_set_attr(ds, attr);
+}
+
+/* Appends the schema AddData carrying attr (a reference this call takes). */
+static int schema_set_attr(silt_dataset *ds, json_t *attr)
+{
+    int rc = 0;
     int fd = rc ? -1 : silt_txn_lock_branch(ds, ds->branch);
     if (!rc && fd < 0)
         rc = fd;
@@ -291,7 +334,16 @@ int silt_files_schema_set(silt_dataset *ds, const char *path)
     return rc;
 }
 
+/* silt_files_schema_at, and the hash of the AddData that set it into
+ * blk_out (may be NULL). */
+static int schema_find(silt_dataset *ds, const uint8_t *at, json_t **out, uint8_t *blk_out);
+
 int silt_files_schema_at(silt_dataset *ds, const uint8_t *at, json_t **out)
+{
+    return schema_find(ds, at, out, NULL);
+}
+
+static int schema_find(silt_dataset *ds, const uint8_t *at, json_t **out, uint8_t *blk_out)
 {
     *out = NULL;
     int rc = silt_ds_sync(ds);
@@ -312,8 +364,11 @@ int silt_files_schema_at(silt_dataset *ds, const uint8_t *at, json_t **out)
             if (ad->extra && ad->extra->entries && strstr(ad->extra->entries, SILT_FILES_SCHEMA_KEY)) {
                 json_t *j = json_loads(ad->extra->entries, 0, NULL);
                 json_t *attr = json_object_get(j, SILT_FILES_SCHEMA_KEY);
-                if (json_is_object(attr) && json_is_object(json_object_get(attr, "schema")))
+                if (json_is_object(attr) && json_is_object(json_object_get(attr, "schema"))) {
                     *out = json_incref(attr);
+                    if (blk_out)
+                        memcpy(blk_out, cur, SILT_MH_LEN);
+                }
                 json_decref(j);
                 if (attr)
                     break;
@@ -392,6 +447,156 @@ int silt_files_schema_get(char **out, silt_dataset *ds, const char *at, silt_sch
     if (!rc && !(*out = silt_buf_detach(&b)))
         rc = silt_err(SILT_ENOMEM, "out of memory");
     silt_buf_free(&b);
+    silt_arena_free(a);
+    json_decref(attr);
+    return rc;
+}
+
+/* ---- the Foundry form (GET /api/v2/datasets/{rid}/getSchema) ------------------- */
+
+static json_t *foundry_type(const odf_union *t, const char *path, int depth, int *err);
+
+/* Fields of a schema or struct as Foundry DatasetFieldSchema objects. */
+static json_t *foundry_fields(const odf_vec *fields, const char *path, int depth, int *err)
+{
+    json_t *a = json_array();
+    if (!a)
+        *err = silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; a && i < fields->n; i++) {
+        const odf_DataField *f = fields->items[i];
+        char fp[512];
+        snprintf(fp, sizeof fp, "%s '%s'", path, f->name);
+        json_t *o = foundry_type(&f->type, fp, depth + 1, err);
+        if (o && json_object_set_new(o, "name", json_string(f->name))) {
+            json_decref(o);
+            o = NULL;
+        }
+        if (!o || json_array_append_new(a, o)) {
+            if (!*err)
+                *err = silt_err(SILT_ENOMEM, "out of memory");
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* {"type": T, "nullable": b, ...} of an ODF type; NULL with *err set. */
+static json_t *foundry_type(const odf_union *t, const char *path, int depth, int *err)
+{
+    if (depth > 64) {
+        *err = silt_err(SILT_EUNSUPPORTED, "%s: type nested too deeply", path);
+        return NULL;
+    }
+    bool nullable = t->type == ODF_DataType_Option;
+    if (nullable)
+        t = &((const odf_DataTypeOption *)t->value)->inner;
+    static const struct {
+        uint8_t variant;
+        const char *name;
+    } simple[] = {
+        {ODF_DataType_Bool, "BOOLEAN"},   {ODF_DataType_Int8, "BYTE"},     {ODF_DataType_Int16, "SHORT"},
+        {ODF_DataType_Int32, "INTEGER"},  {ODF_DataType_Int64, "LONG"},    {ODF_DataType_Float32, "FLOAT"},
+        {ODF_DataType_Float64, "DOUBLE"}, {ODF_DataType_String, "STRING"}, {ODF_DataType_Binary, "BINARY"},
+        {ODF_DataType_Date, "DATE"},      {ODF_DataType_Timestamp, "TIMESTAMP"},
+    };
+    json_t *o = json_object();
+    if (!o) {
+        *err = silt_err(SILT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    const char *name = NULL;
+    for (size_t k = 0; !name && k < sizeof simple / sizeof simple[0]; k++)
+        if (simple[k].variant == t->type)
+            name = simple[k].name;
+    json_t *c1 = NULL, *c2 = NULL;
+    const char *k1 = NULL, *k2 = NULL;
+    char cp[560];
+    if (name) {
+        /* nothing more */
+    } else if (t->type == ODF_DataType_Decimal) {
+        const odf_DataTypeDecimal *d = t->value;
+        name = "DECIMAL";
+        json_object_set_new(o, "precision", json_integer(d->precision));
+        json_object_set_new(o, "scale", json_integer(d->scale));
+    } else if (t->type == ODF_DataType_List) {
+        name = "ARRAY";
+        snprintf(cp, sizeof cp, "%s.arraySubtype", path);
+        k1 = "arraySubtype";
+        if (!(c1 = foundry_type(&((const odf_DataTypeList *)t->value)->item_type, cp, depth + 1, err)))
+            name = NULL;
+    } else if (t->type == ODF_DataType_Map) {
+        const odf_DataTypeMap *m = t->value;
+        name = "MAP";
+        k1 = "mapKeyType", k2 = "mapValueType";
+        snprintf(cp, sizeof cp, "%s.mapKeyType", path);
+        c1 = foundry_type(&m->key_type, cp, depth + 1, err);
+        snprintf(cp, sizeof cp, "%s.mapValueType", path);
+        c2 = c1 ? foundry_type(&m->value_type, cp, depth + 1, err) : NULL;
+        if (!c1 || !c2)
+            name = NULL;
+    } else if (t->type == ODF_DataType_Struct) {
+        name = "STRUCT";
+        k1 = "subSchemas";
+        snprintf(cp, sizeof cp, "%s.subSchemas", path);
+        if (!(c1 = foundry_fields(&((const odf_DataTypeStruct *)t->value)->fields, cp, depth + 1, err)))
+            name = NULL;
+    } else {
+        silt_buf d = SILT_BUF_INIT;
+        silt_schema_type_describe(&d, t);
+        *err = silt_err(SILT_EUNSUPPORTED, "%s: type %s has no Foundry field type", path, d.data ? d.data : "?");
+        silt_buf_free(&d);
+    }
+    if (!name) {
+        json_decref(c1);
+        json_decref(c2);
+        json_decref(o);
+        return NULL;
+    }
+    json_object_set_new(o, "type", json_string(name));
+    json_object_set_new(o, "nullable", json_boolean(nullable));
+    if (k1)
+        json_object_set_new(o, k1, c1);
+    if (k2)
+        json_object_set_new(o, k2, c2);
+    return o;
+}
+
+int silt_files_schema_foundry(char **out, silt_dataset *ds, const char *at)
+{
+    *out = NULL;
+    int rc = silt_files_require(ds);
+    uint8_t blk[SILT_MH_LEN], set_by[SILT_MH_LEN];
+    if (!rc && at) {
+        int f = silt_files_find_commit(ds, at, -1, blk);
+        rc = f < 0 ? f
+             : f == 0 ? silt_err(SILT_ENOTFOUND, "transaction %s is not committed on branch %s of %s", at, ds->branch,
+                                 ds->name)
+                      : 0;
+    }
+    json_t *attr = NULL;
+    if (!rc)
+        rc = schema_find(ds, at ? blk : NULL, &attr, set_by);
+    if (!rc && !attr)
+        rc = no_schema(ds);
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    odf_DataSchema *s = NULL;
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (!rc)
+        rc = schema_from_json(a, json_object_get(attr, "schema"), "schema", &s);
+    json_t *fl = rc ? NULL : foundry_fields(&s->fields, "field", 0, &rc);
+    char text[SILT_MH_TEXT_LEN + 1];
+    if (!rc)
+        silt_multihash_to_text(set_by, SILT_MH_LEN, text);
+    json_t *j = rc ? NULL
+                   : json_pack("{s:o,s:O,s:s}", "fieldSchemaList", fl, "format", json_object_get(attr, "format"),
+                               "block", text);
+    if (!rc && !j)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (!rc && !(*out = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS)))
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    json_decref(j);
     silt_arena_free(a);
     json_decref(attr);
     return rc;

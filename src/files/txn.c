@@ -1304,3 +1304,26 @@ int silt_txn_staged(silt_dataset *ds, const char *rid, silt_buf *text, silt_file
 }
 
 int silt_txn_lock_objects(silt_dataset *ds, bool exclusive) { return lock_objects(ds, exclusive); }
+
+/* ---- every transaction of the dataset ----------------------------------------- */
+
+static int list_any(void *ctx, const char *rid)
+{
+    list_ctx *c = ctx;
+    silt_txn_info i;
+    int rc = silt_txn_get(&i, c->ds, rid);
+    if (rc == SILT_ENOTFOUND || rc == SILT_ECORRUPT) {
+        silt_err_clear(); /* vanished or unreadable: skipped (verify reports it) */
+        return 0;
+    }
+    return rc ? rc : info_push(&c->found, &i);
+}
+
+int silt_txn_list_all(silt_txn_info **out, size_t *n_out, silt_dataset *ds)
+{
+    *out = NULL;
+    *n_out = 0;
+    list_ctx c = {ds, {0}};
+    int rc = each_record(ds, list_any, &c);
+    return info_finish(&c.found, rc, out, n_out);
+}
