@@ -78,7 +78,7 @@ done
 TOKEN=none expect_http 200 GET /health
 
 # ---- read token: every GET, no write ----------------------------------------------------
-SNAP=$(ws_snapshot)
+SNAP=$(ws_snapshot "$T_DIR/.silt/datasets")  # tokens.json records last use; the datasets must not change
 TOKEN=$READ expect_http 200 GET "/api/v2/datasets/$PUB_RID"
 TOKEN=$READ expect_http 200 GET "/api/v2/datasets/$PF_RID/files"
 TOKEN=$READ expect_http 200 GET "/api/v2/datasets/$PUB_RID/readTable?format=CSV"
@@ -117,7 +117,7 @@ TOKEN=$READ expect_http 403 POST /odf/pub/ingest -H 'Content-Type: text/csv' --d
 assert_eq "$(jget "d" <<<"$HTTP_BODY")" '{"message":"the token '"'"'reader'"'"' lacks the scope api:datasets-write"}' "odf ingest 403"
 TOKEN=$READ expect_http 200 POST /api/v2/datasets/getSchemaBatch "${J[@]}" -d '[]'
 # the 403s changed nothing
-assert_eq "$(ws_snapshot)" "$SNAP" "refused requests changed nothing"
+assert_eq "$(ws_snapshot "$T_DIR/.silt/datasets")" "$SNAP" "refused requests changed nothing"
 
 # ---- write and admin tokens: the same write routes succeed ---------------------------------
 for tok in "$WRITE" "$BOSS"; do
