@@ -100,6 +100,55 @@ pass
 grep -Eq '^POST /health 405 ' "$SERVE_LOG" || fail "405 not logged"
 pass
 
+# --- hostile clients: oversized headers, slow and cut-off uploads --------------------------
+# a header beyond the per-connection memory (128 KiB) is refused by libmicrohttpd
+STATUS=$(python3 - "$BASE" <<'PY'
+import socket, sys
+host, port = sys.argv[1][len("http://"):].split(":")
+s = socket.create_connection((host, int(port)))
+s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
+print(s.recv(4096).split(b"\r\n")[0].decode())
+PY
+)
+assert_eq "$STATUS" "HTTP/1.1 431 Request Header Fields Too Large" "oversized header"
+# an upload cut off half-way leaves nothing visible and no scratch body
+ok new --files up
+python3 - "$BASE" "$ADMIN" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1][len("http://"):].split(":")
+s = socket.create_connection((host, int(port)))
+s.sendall(("POST /api/v2/datasets/up/files/cut.bin/upload HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Bearer %s\r\nContent-Type: application/octet-stream\r\n"
+           "Content-Length: 1000000\r\n\r\n" % sys.argv[2]).encode())
+s.sendall(b"x" * 300000)
+time.sleep(0.3)
+s.close()
+PY
+sleep 0.3
+ok --json files up
+assert_eq "$OUT" "[]" "nothing visible after a cut-off upload"
+ok --json txn list up
+assert_eq "$OUT" "[]" "no transaction from a cut-off upload"
+assert_eq "$(find .silt/tmp -name body | wc -l)" 0 "scratch body of the cut-off upload"
+grep -Eq '^POST /api/v2/datasets/up/files/cut.bin/upload 0 0 [0-9.]+ms admin \(aborted\)$' "$SERVE_LOG" \
+    || fail "cut-off upload not logged as aborted: $(tail -3 "$SERVE_LOG")"
+pass
+serve_stop
+# a client that sends nothing is disconnected after --connection-timeout
+serve_start --connection-timeout 1
+python3 - "$BASE" <<'PY' || fail "an idle connection was not closed after the timeout"
+import socket, sys, time
+host, port = sys.argv[1][len("http://"):].split(":")
+s = socket.create_connection((host, int(port)))
+s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")   # headers never finished
+s.settimeout(5)
+t = time.time()
+assert s.recv(100) == b""                            # closed by the server
+assert 0.5 < time.time() - t < 4, time.time() - t
+PY
+pass
+expect_http 200 GET /health
+
 # --- graceful stop: exit 0, a log line, the port is free again ----------------------
 serve_stop
 grep -q '^silt serve: SIGTERM received, stopping$' "$SERVE_LOG" || fail "no stop line: $(cat "$SERVE_LOG")"
