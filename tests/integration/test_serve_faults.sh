@@ -94,7 +94,7 @@ for r in $(seq "$ROUNDS"); do
     C2=$!
     client_ingest "$r" &
     C3=$!
-    sleep "$(python3 -c "import random; print(random.uniform(0.05, 0.5))")"
+    sleep "$(python3 -c "import random; print(random.uniform(0.05, 1.0))")"
     kill -KILL "$SERVE_PID"
     wait "$SERVE_PID" 2>/dev/null || true
     wait "$C1" "$C2" "$C3" 2>/dev/null || true
