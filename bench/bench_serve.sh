@@ -100,11 +100,12 @@ end
 function init(args)
   n = 0
   body = string.rep("x", 4096)
+  wrk.headers["Content-Type"] = "application/octet-stream"  -- kept with -H's Authorization
 end
 function request()
   n = n + 1
   local path = string.format("/api/v2/datasets/bench/files/t%d-%d.bin/upload?branchName=b%d", id, n, id)
-  return wrk.format("POST", path, {["Content-Type"] = "application/octet-stream"}, body)
+  return wrk.format("POST", path, nil, body)
 end
 LUA
 "${pin1[@]}" wrk -t8 -c8 -d"${SECS}s" -s upload.lua -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT" >wrk.txt

@@ -23,6 +23,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -422,6 +424,7 @@ struct silt_view {
     silt_arena *a;
     silt_file_entry *e;
     size_t n, cap;
+    atomic_int refs; /* 1 when made; the view cache holds one more (silt_files_view) */
 };
 
 size_t silt_view_count(const silt_view *v) { return v ? v->n : 0; }
@@ -449,7 +452,7 @@ const silt_file_entry *silt_view_find(const silt_view *v, const char *path)
 
 void silt_view_free(silt_view *v)
 {
-    if (!v)
+    if (!v || atomic_fetch_sub(&v->refs, 1) > 1)
         return;
     silt_arena_free(v->a);
     free(v->e);
@@ -629,6 +632,7 @@ static int view_from_table(silt_engine *e, const char *table, silt_view **out)
         free(v);
         return silt_err(SILT_ENOMEM, "out of memory");
     }
+    atomic_init(&v->refs, 1);
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT " VIEW_COLS ", epoch_ms(event_time) FROM %s ORDER BY path", table);
     int rc = silt_engine_query_rows(e, sql, collect_entry, v);
@@ -750,11 +754,103 @@ int silt_view_get(silt_view **out, silt_dataset *ds, const silt_view_spec *spec)
     return rc;
 }
 
+/* ---- the view cache of silt_files_view -----------------------------------------
+ *
+ * A view is a function of the chain up to the branch head and the request
+ * (at / range), and blocks are immutable: so a long-running process (silt
+ * serve) keeps the views it computed, keyed by dataset directory, head
+ * block and request, and hands out shared, read-only references (views are
+ * never modified after they are made; silt_view_free drops a reference).
+ * A new head is a new key; old entries age out (least recently used). */
+
+#define VIEW_CACHE_SLOTS 32
+
+typedef struct view_slot {
+    char *key;
+    silt_view *v;
+    uint64_t used;
+} view_slot;
+
+static view_slot g_views[VIEW_CACHE_SLOTS];
+static uint64_t g_view_clock;
+static pthread_mutex_t g_view_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *view_key(const silt_dataset *ds, const char *at, const char *start, const char *end)
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&b, "%s%c%s%c%s%c%s%c%s", ds->dir, 0, ds->head, 0, at ? at : "", 0,
+                             start ? start : "", 0, end ? end : "");
+    if (rc) {
+        silt_buf_free(&b);
+        return NULL;
+    }
+    return b.data; /* NUL-separated; compared with memcmp over the length below */
+}
+
+static size_t view_key_len(const char *k)
+{
+    size_t n = 0;
+    for (int part = 0; part < 5; part++)
+        n += strlen(k + n) + 1;
+    return n;
+}
+
+static silt_view *view_cache_get(const char *key)
+{
+    silt_view *v = NULL;
+    size_t kl = view_key_len(key);
+    pthread_mutex_lock(&g_view_lock);
+    for (size_t i = 0; i < VIEW_CACHE_SLOTS && !v; i++) {
+        if (g_views[i].key && view_key_len(g_views[i].key) == kl && memcmp(g_views[i].key, key, kl) == 0) {
+            v = g_views[i].v;
+            atomic_fetch_add(&v->refs, 1);
+            g_views[i].used = ++g_view_clock;
+        }
+    }
+    pthread_mutex_unlock(&g_view_lock);
+    return v;
+}
+
+/* Stores v under key (takes key; adds the cache's reference to v). */
+static void view_cache_put(char *key, silt_view *v)
+{
+    pthread_mutex_lock(&g_view_lock);
+    size_t slot = 0;
+    for (size_t i = 0; i < VIEW_CACHE_SLOTS; i++) {
+        if (!g_views[i].key) {
+            slot = i;
+            break;
+        }
+        if (g_views[i].used < g_views[slot].used)
+            slot = i;
+    }
+    silt_view *old = g_views[slot].v;
+    free(g_views[slot].key);
+    atomic_fetch_add(&v->refs, 1);
+    g_views[slot] = (view_slot){key, v, ++g_view_clock};
+    pthread_mutex_unlock(&g_view_lock);
+    silt_view_free(old);
+}
+
 int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const char *range_start,
                     const char *range_end)
 {
+    *out = NULL;
+    int rc = silt_files_require(ds); /* also brings ds->head up to date */
+    if (rc)
+        return rc;
+    char *key = view_key(ds, at, range_start, range_end);
+    if (key && (*out = view_cache_get(key)) != NULL) {
+        free(key);
+        return 0;
+    }
     silt_view_spec spec = {at, range_start, range_end};
-    return silt_view_get(out, ds, &spec);
+    rc = silt_view_get(out, ds, &spec);
+    if (rc == 0 && key)
+        view_cache_put(key, *out);
+    else
+        free(key);
+    return rc;
 }
 
 char *silt_view_object_path(silt_dataset *ds, const silt_file_entry *e)

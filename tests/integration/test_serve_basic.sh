@@ -133,6 +133,23 @@ assert_eq "$(find .silt/tmp -name body | wc -l)" 0 "scratch body of the cut-off 
 grep -Eq '^POST /api/v2/datasets/up/files/cut.bin/upload 0 0 [0-9.]+ms admin \(aborted\)$' "$SERVE_LOG" \
     || fail "cut-off upload not logged as aborted: $(tail -3 "$SERVE_LOG")"
 pass
+# the server and the CLI side by side: a commit by the CLI is in the next answer
+# (views are cached per head block, so a new head is a new view)
+expect_http 200 GET /api/v2/datasets/up/files
+assert_eq "$HTTP_BODY" '{"data":[]}' "empty view over HTTP"
+printf 'x' >side.txt
+ok upload up side.txt
+expect_http 200 GET /api/v2/datasets/up/files
+assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt"]' "CLI commit seen by the server"
+expect_http 200 GET /api/v2/datasets/up/files/side.txt/content
+assert_eq "$HTTP_BODY" x "content"
+ok branch create up b2
+printf 'y' >side2.txt
+ok upload up@b2 side2.txt
+expect_http 200 GET "/api/v2/datasets/up/files?branchName=b2"
+assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt","side2.txt"]' "branch view"
+expect_http 200 GET /api/v2/datasets/up/files
+assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt"]' "master view unchanged"
 serve_stop
 # a client that sends nothing is disconnected after --connection-timeout
 serve_start --connection-timeout 1
