@@ -418,15 +418,22 @@ static bool take_body(srv_server *s, conn_req *q, const char *data, size_t n)
     return true;
 }
 
+/* Fills as much of MHD's block as the stream gives at once: a stream may
+ * hand out one message or one chunk per call, and every callback return is
+ * an HTTP chunk and a write, so small pieces are gathered first. */
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     srv_resp *holder = cls;
-    long n = holder->stream(holder->stream_ctx, pos, buf, max);
-    if (n == 0)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    if (n < 0)
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    return (ssize_t)n;
+    size_t got = 0;
+    while (got < max) {
+        long n = holder->stream(holder->stream_ctx, pos + got, buf + got, max - got);
+        if (n < 0)
+            return got ? (ssize_t)got : MHD_CONTENT_READER_END_WITH_ERROR;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return got ? (ssize_t)got : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 static void stream_free(void *cls)
@@ -449,7 +456,7 @@ static enum MHD_Result send_resp(srv_server *s, conn_req *q, struct MHD_Connecti
             holder->stream = o->stream;
             holder->stream_ctx = o->stream_ctx;
             holder->stream_free = o->stream_free;
-            resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, holder, stream_free);
+            resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024, stream_reader, holder, stream_free);
             if (resp) {
                 o->stream = NULL;
                 o->stream_ctx = NULL;
