@@ -24,18 +24,53 @@ static int reject_options(int *argc, char **argv, const char *cmd)
     return 0;
 }
 
+/* Removes every `flag` or `alias` (may be NULL) before a "--" from argv;
+ * true if there was one. */
+static bool take_flag(int *argc, char **argv, const char *flag, const char *alias)
+{
+    bool found = false;
+    for (int i = 0; i < *argc;) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], flag) == 0 || (alias && strcmp(argv[i], alias) == 0)) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof *argv);
+            (*argc)--;
+            found = true;
+        } else {
+            i++;
+        }
+    }
+    return found;
+}
+
 int cmd_init(cli_ctx *c, int argc, char **argv)
 {
+    bool exists_ok = take_flag(&argc, argv, "--exists-ok", NULL);
     int rc = reject_options(&argc, argv, "init");
     if (rc)
         return rc;
     if (argc > 1)
         return cli_usage("init takes at most one directory");
     const char *dir = argc == 1 ? argv[0] : (c->workspace_dir ? c->workspace_dir : ".");
-    if (silt_workspace_init(dir) < 0)
-        return cli_fail(NULL);
+    bool existed = false;
+    rc = silt_workspace_init(dir);
+    if (rc < 0) {
+        /* --exists-ok: an existing workspace is success, anything else
+         * (e.g. a file named .silt) still fails */
+        silt_workspace *ws = NULL;
+        if (!exists_ok || rc != SILT_EEXISTS)
+            return cli_fail(NULL);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", silt_error_last());
+        if (silt_workspace_open(&ws, dir) < 0)
+            return cli_fail("%s", msg);
+        silt_workspace_free(ws);
+        existed = true;
+    }
     if (c->json)
-        printf("{\"workspace\":\"%s/.silt\"}\n", dir);
+        printf("{\"workspace\":\"%s/.silt\",\"created\":%s}\n", dir, existed ? "false" : "true");
+    else if (existed)
+        printf("silt workspace already exists in %s/.silt\n", dir);
     else
         printf("Initialized silt workspace in %s/.silt\n", dir);
     return EXIT_OK;
@@ -92,6 +127,7 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
 
 int cmd_add(cli_ctx *c, int argc, char **argv)
 {
+    bool replace = take_flag(&argc, argv, "--replace", NULL);
     int rc = reject_options(&argc, argv, "add");
     if (rc)
         return rc;
@@ -104,7 +140,7 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
     json_t *arr = c->json ? json_array() : NULL;
     for (int i = 0; i < argc; i++) {
         char **names = NULL;
-        if (silt_dataset_add_manifest(&names, ws, argv[i]) < 0) {
+        if (silt_dataset_add_manifest_ex(&names, ws, argv[i], replace) < 0) {
             status = cli_fail(NULL);
             continue;
         }
@@ -278,8 +314,39 @@ int cmd_rename(cli_ctx *c, int argc, char **argv)
     return EXIT_OK;
 }
 
+/* Asks "Delete N datasets (a, b)? [y/N] " on stderr; true on y/yes. */
+static bool confirm_delete(int argc, char **argv)
+{
+    fprintf(stderr, "Delete %d dataset%s (", argc, argc == 1 ? "" : "s");
+    for (int i = 0; i < argc; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", argv[i]);
+    fprintf(stderr, ")? [y/N] ");
+    fflush(stderr);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin))
+        return false;
+    line[strcspn(line, "\r\n")] = '\0';
+    return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 || strcmp(line, "yes") == 0 ||
+           strcmp(line, "YES") == 0 || strcmp(line, "Yes") == 0;
+}
+
+/* Every reference opens (without reading chains), or the error of the
+ * first that does not. */
+static int delete_check(silt_workspace *ws, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        silt_dataset *ds = NULL;
+        int rc = silt_dataset_open_unread(&ds, ws, argv[i]);
+        silt_dataset_free(ds);
+        if (rc < 0)
+            return cli_fail("%s; nothing deleted", silt_error_last());
+    }
+    return EXIT_OK;
+}
+
 int cmd_delete(cli_ctx *c, int argc, char **argv)
 {
+    bool yes = take_flag(&argc, argv, "--yes", "-y");
     int rc = reject_options(&argc, argv, "delete");
     if (rc)
         return rc;
@@ -288,13 +355,24 @@ int cmd_delete(cli_ctx *c, int argc, char **argv)
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
-    int status = EXIT_OK;
-    for (int i = 0; i < argc; i++) {
-        if (silt_dataset_delete(ws, argv[i]) < 0)
-            status = cli_fail(NULL);
-        else if (!c->json)
-            printf("Deleted %s\n", argv[i]);
+    /* on a terminal, ask first (after checking every name, so the question
+     * is never asked for a delete that would fail); scripts are not asked */
+    if (!yes && isatty(STDIN_FILENO)) {
+        int st = delete_check(ws, argc, argv);
+        if (st != EXIT_OK) {
+            silt_workspace_free(ws);
+            return st;
+        }
+        if (!confirm_delete(argc, argv)) {
+            silt_workspace_free(ws);
+            return cli_fail("not confirmed; nothing deleted");
+        }
     }
+    rc = silt_dataset_delete_many(ws, (const char *const *)argv, (size_t)argc);
     silt_workspace_free(ws);
-    return status;
+    if (rc < 0)
+        return cli_fail(NULL);
+    for (int i = 0; i < argc && !c->json; i++)
+        printf("Deleted %s\n", argv[i]);
+    return EXIT_OK;
 }

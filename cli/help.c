@@ -24,19 +24,26 @@ static const char *ENV_TEXT =
     "  SILT_ADMIN_TOKEN          (silt serve) a bearer token accepted with the admin scope\n";
 
 static const help_entry HELP[] = {
-    {"init", "create a workspace (.silt/) in a directory", "silt init [DIR]", NULL, "silt init\n"},
+    {"init", "create a workspace (.silt/) in a directory", "silt init [DIR] [--exists-ok]",
+     "  --exists-ok     succeed when DIR already holds a workspace (scripts, provisioning)\n",
+     "silt init\nsilt init --exists-ok\n"},
     {"new", "create an empty root, derivative or files dataset", "silt new NAME [--root | --derivative | --files]",
      "  --root          a root dataset (the default): data comes from sources\n"
      "  --derivative    a derivative dataset (data computed from other datasets)\n"
      "  --files         a files dataset: transactions of files, views, branches\n",
      "silt new sales\nsilt new --files raw\n"},
-    {"add", "create datasets (and Source/Flow resources) from manifests", "silt add MANIFEST.yaml...", NULL,
-     "silt add examples/city-populations.yaml\n"},
+    {"add", "create datasets (and Source/Flow resources) from manifests", "silt add [--replace] MANIFEST.yaml...",
+     "  --replace       replace datasets of the same names (each is built first and swapped in;\n"
+     "                  if building it fails, the old one stays as it was); new ids\n",
+     "silt add examples/city-populations.yaml\nsilt add --replace examples/city-populations.yaml\n"},
     {"list", "list the datasets of the workspace", "silt list   (alias: ls)", NULL, "silt list\nsilt --json list\n"},
     {"info", "summary of a dataset: id, rid, head, records, watermark, size", "silt info NAME[@BRANCH]", NULL,
      "silt info sales\nsilt --json info sales\n"},
     {"rename", "rename a dataset (its id and rid stay)", "silt rename NAME NEW_NAME", NULL, "silt rename sales sales.eu\n"},
-    {"delete", "delete datasets", "silt delete NAME...", NULL, "silt delete scratch\n"},
+    {"delete", "delete datasets, all or nothing", "silt delete [-y | --yes] NAME...",
+     "  -y, --yes       do not ask; on a terminal delete asks \"Delete N datasets (…)? [y/N]\"\n"
+     "                  (not on a terminal it never asks). One missing NAME deletes nothing.\n",
+     "silt delete scratch\nsilt delete -y tmp1 tmp2\n"},
     {"ingest", "push data into a dataset through its push source", "silt ingest NAME [FILE...|-] [options]",
      "  --format F         input format: csv, json, ndjson, geojson, ndgeojson, parquet, shp\n"
      "  --event-time T     RFC 3339 event time for records that carry none\n"

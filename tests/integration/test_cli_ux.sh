@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test_cli_ux.sh — what a first-time user meets (issue 9, items 7, 8, 10):
+# dataset names of the ODF grammar, all-or-nothing `delete` with its
+# confirmation on a terminal, `add --replace`, `init --exists-ok`, a first
+# ingest without YAML (`new --push-source`), and what `info`, `log --detail`
+# and `files` say about a dataset.
+. "$(dirname "$0")/lib.sh"
+
+use_soft_failures
+
+PTY="python3 $SILT_SOURCE_DIR/tests/tools/pty_confirm.py"
+RULE="a name is letters and digits, with single '-' or '.' between them (the ODF DatasetName grammar, e.g. 'sales', 'city-populations', 'com.example.sales'), at most 100 characters"
+
+# =============================================================================
+# init --exists-ok
+# =============================================================================
+ok init
+assert_eq "$OUT" "Initialized silt workspace in ./.silt" "init"
+fails 1 "silt: ./.silt: workspace already exists" init
+ok init --exists-ok
+assert_eq "$OUT" "silt workspace already exists in ./.silt" "init --exists-ok on a workspace"
+ok --json init --exists-ok
+assert_eq "$OUT" '{"workspace":"./.silt","created":false}' "init --exists-ok --json"
+mkdir fresh
+ok init --exists-ok fresh
+assert_eq "$OUT" "Initialized silt workspace in fresh/.silt" "init --exists-ok on a new directory"
+# a file named .silt is not a workspace, --exists-ok or not
+mkdir notws && : >notws/.silt
+fails 1 "silt: notws/.silt: workspace already exists" init --exists-ok notws
+
+# =============================================================================
+# dataset names: ODF DatasetName = Hostname (Subdomain ("." Subdomain)*,
+# Subdomain = [a-zA-Z0-9]+ ("-" [a-zA-Z0-9]+)*), at most 100 characters
+# =============================================================================
+for n in a Z9 sales city-populations com.example.sales a-b-c.d-e 2024 x.y.z A1-b2.C3; do
+    ok new "$n"
+    assert_eq "$OUT" "Created $n ($(info "$n" 'd["id"]'))" "new $n"
+done
+LONG=$(printf 'a%.0s' $(seq 100))
+ok new "$LONG"
+before=$(ws_snapshot)
+for n in a_b my_data a..b a. .a a--b a-.b a.-b b- 'a b' 'é' "${LONG}b"; do
+    fails 1 "silt: invalid dataset name '$n': $RULE" new "$n"
+done
+ws_compare "$before" "refused names"
+# the same rule for rename and manifests
+fails 1 "silt: invalid dataset name 'x_y': $RULE" rename a x_y
+printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: bad_name\n  kind: Root\n  metadata: []\n' >bad.yaml
+fails 1 "silt: bad.yaml:1: content.name: invalid dataset name 'bad_name': $RULE" add bad.yaml
+ws_compare "$before" "refused rename / manifest"
+fails 1 "silt: invalid dataset reference 'a/b': $RULE" info a/b
+# a dataset named under the old rule ('_') still opens, renames, deletes
+ok new old-style
+id=$(info old-style 'd["id"]')
+printf 'old_style' >".silt/datasets/${id#did:odf:}/info/alias"
+ok info old_style
+assert_contains "$OUT" "Name:          old_style"
+ok rename old_style new-style
+ok delete new-style
+
+# =============================================================================
+# delete: all or nothing; a confirmation on a terminal unless -y
+# =============================================================================
+ok new d1
+ok new d2
+before=$(ws_snapshot)
+fails 1 "silt: dataset 'missing' not found; nothing deleted" delete d1 missing d2
+ws_compare "$before" "delete d1 missing d2"
+fails 1 "silt: delete: 'd1@dev' names a branch; give the dataset name; nothing deleted" delete d2 d1@dev
+ws_compare "$before" "delete of a branch"
+fails 2 "silt: delete: unknown option '--force' (see 'silt help')" delete --force d1
+# not on a terminal: no question (scripts keep working)
+ok new d3
+ok delete d3 </dev/null
+assert_eq "$OUT" "Deleted d3" "delete without a terminal"
+# on a terminal: asked; anything but y/yes keeps the datasets
+run_pty() {
+    set +e
+    OUT=$($PTY "$@")
+    RC=$?
+    set -e
+}
+run_pty '[y/N] ' n "$SILT" delete d1 d2
+assert_eq "$RC" "1" "declined delete exits 1"
+assert_eq "$OUT" "Delete 2 datasets (d1, d2)? [y/N] n
+silt: not confirmed; nothing deleted" "declined delete"
+ws_compare "$before" "declined delete"
+run_pty '[y/N] ' '' "$SILT" delete d1
+assert_eq "$RC/$OUT" "1/Delete 1 dataset (d1)? [y/N] 
+silt: not confirmed; nothing deleted" "empty answer is no"
+ws_compare "$before" "delete answered with Enter"
+# a missing name fails before the question
+run_pty '' '' "$SILT" delete d1 nope
+assert_eq "$RC/$OUT" "1/silt: dataset 'nope' not found; nothing deleted" "no question for a failing delete"
+run_pty '[y/N] ' y "$SILT" delete d1 d2
+assert_eq "$RC/$OUT" "0/Delete 2 datasets (d1, d2)? [y/N] y
+Deleted d1
+Deleted d2" "confirmed delete"
+fails_like 1 "dataset 'd1' not found" info d1
+fails_like 1 "dataset 'd2' not found" info d2
+ok new d4
+ok new d5
+run_pty '' '' "$SILT" delete -y d4
+assert_eq "$RC/$OUT" "0/Deleted d4" "delete -y on a terminal"
+run_pty '' '' "$SILT" delete d5 --yes
+assert_eq "$RC/$OUT" "0/Deleted d5" "delete --yes on a terminal"
+
+# =============================================================================
+# add --replace
+# =============================================================================
+snap() { # snap NAME DESCRIPTION: a manifest with a SetInfo
+    printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: %s\n  kind: Root\n  metadata:\n    - kind: SetInfo\n      description: %s\n' "$1" "$2"
+}
+snap rep "first" >rep.yaml
+ok add rep.yaml
+old_id=$(info rep 'd["id"]')
+fails 1 "silt: rep.yaml:1: dataset 'rep' already exists" add rep.yaml
+snap rep "second" >rep2.yaml
+ok add --replace rep2.yaml
+new_id=$(info rep 'd["id"]')
+assert_eq "$OUT" "Added rep ($new_id, 2 blocks)" "add --replace output"
+[ "$old_id" != "$new_id" ] || fail "add --replace keeps the old id"
+[ ! -d ".silt/datasets/${old_id#did:odf:}" ] || fail "the replaced dataset is still there"
+assert_eq "$("$SILT" log rep --json | jget 'd[0]["event"]["description"]')" "second" "replaced content"
+# a replacement that fails keeps the old dataset exactly as it was
+printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: rep\n  kind: Root\n  metadata:\n    - kind: SetVocab\n      eventTimeColumn: t\n    - kind: AddData\n      prevOffset: 7\n' >rep3.yaml
+before=$(ws_snapshot)
+run add --replace rep3.yaml
+assert_eq "$RC" "1" "failed replacement exits 1"
+ws_compare "$before" "failed add --replace"
+assert_eq "$(info rep 'd["id"]')" "$new_id" "old dataset kept"
+# --replace of a name that is free just adds it
+snap rep-new "x" >rn.yaml
+ok add --replace rn.yaml
+assert_contains "$OUT" "Added rep-new ("
+
+finish
