@@ -76,48 +76,115 @@ int cmd_init(cli_ctx *c, int argc, char **argv)
     return EXIT_OK;
 }
 
-int cmd_new(cli_ctx *c, int argc, char **argv)
+/* Options of `silt new`. */
+typedef struct new_opts {
+    const char *name;
+    silt_dataset_kind kind;
+    bool files, derivative_given;
+    silt_push_source_spec push;
+    bool has_push;
+    const char **keys; /* argv entries; malloc'd array */
+} new_opts;
+
+/* The value of option argv[*i] (advancing *i), or NULL after a usage message. */
+static const char *opt_value(int argc, char **argv, int *i)
 {
-    const char *name = NULL;
-    silt_dataset_kind kind = SILT_ROOT;
-    bool files = false;
+    if (*i + 1 >= argc) {
+        cli_usage("new: %s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int new_parse(new_opts *o, int argc, char **argv)
+{
+    bool ended = false;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--files") == 0)
-            files = true;
-        else if (strcmp(argv[i], "--derivative") == 0)
-            kind = SILT_DERIVATIVE;
-        else if (strcmp(argv[i], "--root") == 0)
-            kind = SILT_ROOT;
-        else if (argv[i][0] == '-')
-            return cli_usage("new: unknown option '%s'", argv[i]);
-        else if (!name)
-            name = argv[i];
+        const char *a = argv[i], *v = NULL;
+        if (!ended && strcmp(a, "--") == 0)
+            ended = true;
+        else if (!ended && strcmp(a, "--files") == 0)
+            o->files = true;
+        else if (!ended && strcmp(a, "--derivative") == 0)
+            o->kind = SILT_DERIVATIVE;
+        else if (!ended && strcmp(a, "--root") == 0)
+            o->kind = SILT_ROOT;
+        else if (!ended && (strcmp(a, "--push-source") == 0 || strcmp(a, "--merge") == 0 ||
+                            strcmp(a, "--key") == 0 || strcmp(a, "--schema") == 0)) {
+            if (!(v = opt_value(argc, argv, &i)))
+                return EXIT_USAGE;
+            if (a[2] == 'p')
+                o->push.format = v, o->has_push = true;
+            else if (a[2] == 'm')
+                o->push.merge = v;
+            else if (a[2] == 's')
+                o->push.schema = v;
+            else
+                o->keys[o->push.nkeys++] = v;
+        } else if (!ended && a[0] == '-' && a[1])
+            return cli_usage("new: unknown option '%s'", a);
+        else if (!o->name)
+            o->name = a;
         else
             return cli_usage("new takes one NAME");
     }
-    if (!name)
+    if (!o->name)
         return cli_usage("new needs a NAME");
-    silt_workspace *ws;
-    if (cli_open_workspace(c, &ws))
-        return EXIT_FAIL;
-    silt_dataset *ds = NULL;
-    if (files && kind != SILT_ROOT) {
-        silt_workspace_free(ws);
+    if (!o->has_push && (o->push.merge || o->push.nkeys || o->push.schema))
+        return cli_usage("new: --merge, --key and --schema describe a push source: give --push-source FORMAT");
+    if (o->has_push && (o->files || o->kind != SILT_ROOT))
+        return cli_usage("new: --push-source is for root datasets (not --files or --derivative)");
+    if (o->files && o->kind != SILT_ROOT)
         return cli_usage("new: --files datasets are root datasets");
+    static const char *const FORMATS = " csv json ndjson geojson ndgeojson parquet ";
+    char word[32];
+    snprintf(word, sizeof word, " %s ", o->push.format ? o->push.format : "");
+    if (o->has_push && (strchr(o->push.format, ' ') || !strstr(FORMATS, word)))
+        return cli_usage("new: unknown --push-source format '%s' (csv, json, ndjson, geojson, ndgeojson, parquet)",
+                         o->push.format);
+    const char *m = o->push.merge ? o->push.merge : "append";
+    if (strcmp(m, "append") != 0 && strcmp(m, "ledger") != 0 && strcmp(m, "snapshot") != 0)
+        return cli_usage("new: unknown --merge '%s' (append, ledger, snapshot)", m);
+    bool keyed = strcmp(m, "ledger") == 0 || strcmp(m, "snapshot") == 0;
+    if (o->has_push && keyed && o->push.nkeys == 0)
+        return cli_usage("new: --merge %s needs --key COLUMN (the primary key; repeat for several)", m);
+    if (o->has_push && !keyed && o->push.nkeys > 0)
+        return cli_usage("new: --key is for --merge ledger or snapshot");
+    return 0;
+}
+
+int cmd_new(cli_ctx *c, int argc, char **argv)
+{
+    new_opts o = {.kind = SILT_ROOT};
+    o.keys = calloc((size_t)argc + 1, sizeof *o.keys);
+    if (!o.keys)
+        return cli_fail("out of memory");
+    o.push.keys = o.keys;
+    int rc = new_parse(&o, argc, argv);
+    silt_workspace *ws = NULL;
+    if (rc == 0 && cli_open_workspace(c, &ws))
+        rc = EXIT_FAIL;
+    if (rc) {
+        free(o.keys);
+        return rc;
     }
-    int rc = files ? silt_files_create(&ds, ws, name) : silt_dataset_create(&ds, ws, name, kind);
-    if (rc < 0) {
-        silt_workspace_free(ws);
-        return cli_fail(NULL);
-    }
+    silt_dataset *ds = NULL;
+    if (o.has_push)
+        rc = silt_dataset_create_push(&ds, ws, o.name, &o.push);
+    else
+        rc = o.files ? silt_files_create(&ds, ws, o.name) : silt_dataset_create(&ds, ws, o.name, o.kind);
+    free(o.keys);
     silt_dataset_info info;
-    if (silt_dataset_info_get(&info, ds) < 0) {
+    if (rc < 0 || silt_dataset_info_get(&info, ds) < 0) {
         silt_dataset_free(ds);
         silt_workspace_free(ws);
         return cli_fail(NULL);
     }
     if (c->json)
         printf("{\"name\":\"%s\",\"id\":\"%s\",\"head\":\"%s\"}\n", info.name, info.id, info.head);
+    else if (o.has_push)
+        printf("Created %s (%s) with push source 'default' (%s, %s)\n", info.name, info.id, o.push.format,
+               o.push.merge ? o.push.merge : "append");
     else
         printf("Created %s (%s)\n", info.name, info.id);
     silt_dataset_free(ds);

@@ -27,11 +27,21 @@ static const help_entry HELP[] = {
     {"init", "create a workspace (.silt/) in a directory", "silt init [DIR] [--exists-ok]",
      "  --exists-ok     succeed when DIR already holds a workspace (scripts, provisioning)\n",
      "silt init\nsilt init --exists-ok\n"},
-    {"new", "create an empty root, derivative or files dataset", "silt new NAME [--root | --derivative | --files]",
+    {"new", "create an empty root, derivative or files dataset, or one with a push source",
+     "silt new NAME [--root | --derivative | --files]\n"
+     "silt new NAME --push-source FORMAT [--merge append|ledger|snapshot --key COL...] [--schema 'name TYPE, ...']",
      "  --root          a root dataset (the default): data comes from sources\n"
      "  --derivative    a derivative dataset (data computed from other datasets)\n"
-     "  --files         a files dataset: transactions of files, views, branches\n",
-     "silt new sales\nsilt new --files raw\n"},
+     "  --files         a files dataset: transactions of files, views, branches\n"
+     "  --push-source F add push source 'default' reading F: csv (header; types inferred\n"
+     "                  from the first 20480 rows unless --schema), json, ndjson, geojson,\n"
+     "                  ndgeojson, parquet; `silt ingest NAME FILE` then works right away\n"
+     "  --merge M       append (default), ledger or snapshot (these two need --key)\n"
+     "  --key COL       a primary key column (repeat for several)\n"
+     "  --schema DDL    the columns' types, e.g. 'id BIGINT, name STRING, amount DECIMAL(10,2)'\n",
+     "silt new sales\nsilt new --files raw\nsilt new sales --push-source csv\n"
+     "silt new cities --push-source csv --merge snapshot --key country --key city \\\n"
+     "    --schema 'country STRING, city STRING, population BIGINT'\n"},
     {"add", "create datasets (and Source/Flow resources) from manifests", "silt add [--replace] MANIFEST.yaml...",
      "  --replace       replace datasets of the same names (each is built first and swapped in;\n"
      "                  if building it fails, the old one stays as it was); new ids\n",

@@ -74,6 +74,28 @@ typedef enum silt_dataset_kind { SILT_ROOT = 0, SILT_DERIVATIVE = 1 } silt_datas
 int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name,
                         silt_dataset_kind kind);
 
+/* A push source for silt_dataset_create_push (`silt new NAME --push-source`). */
+typedef struct silt_push_source_spec {
+    const char *format;      /* csv, json, ndjson, geojson, ndgeojson, parquet */
+    const char *merge;       /* append (NULL = append), ledger, snapshot */
+    const char *const *keys; /* primary key columns: required by ledger and
+                                snapshot, refused with append */
+    size_t nkeys;
+    const char *schema;      /* NULL, or DDL "name TYPE, name TYPE, …" (the ODF
+                                ddlSchema entries, split at top-level commas) */
+} silt_push_source_spec;
+
+/* Creates a root dataset whose chain is Seed + AddPushSource (sourceName
+ * "default", the format's ReadStep — Csv with header: true, and
+ * inferSchema: true unless a schema is given — the schema as ddlSchema, the
+ * merge strategy with its primaryKey), so that silt_dataset_ingest accepts
+ * files right away. All or nothing, like silt_dataset_create; options are
+ * checked first (SILT_EINVAL naming the option: unknown format or merge,
+ * a missing or needless key, a bad schema entry). *out is the opened
+ * dataset (caller frees). */
+int silt_dataset_create_push(silt_dataset **out, silt_workspace *ws, const char *name,
+                             const silt_push_source_spec *spec);
+
 /* Creates datasets from a manifest file holding one or more YAML documents
  * (`kind: DatasetSnapshot, version: 1`). The Seed is generated, then every
  * event of `metadata` is appended. All-or-nothing per dataset: on error no

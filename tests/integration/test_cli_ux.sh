@@ -134,4 +134,89 @@ snap rep-new "x" >rn.yaml
 ok add --replace rn.yaml
 assert_contains "$OUT" "Added rep-new ("
 
+# =============================================================================
+# new --push-source: a first ingest without YAML
+# =============================================================================
+cat >people.csv <<'CSV'
+id,name,amount
+1,ann,1.5
+2,bob,2
+CSV
+export SILT_FAKE_SYSTEM_TIME=2024-01-02T03:04:05Z
+ok new people --push-source csv
+assert_eq "$OUT" "Created people ($(info people 'd["id"]')) with push source 'default' (csv, append)" "new --push-source csv"
+assert_eq "$("$SILT" log people --json | jget 'd[0]["event"]')" '{"kind":"AddPushSource","merge":{"kind":"Append"},"read":{"header":true,"inferSchema":true,"kind":"Csv"},"sourceName":"default"}' "AddPushSource of new --push-source csv"
+ok ingest people people.csv
+assert_eq "$OUT" "people: 2 new records (offsets 0..1), watermark 2024-01-02T03:04:05Z" "first ingest"
+expect_sql 'SELECT "offset", id, name, amount FROM people' "rows of the first ingest" <<'CSV'
+offset,id,name,amount
+0,1,ann,1.5
+1,2,bob,2.0
+CSV
+ok schema people
+assert_eq "$(printf '%s\n' "$OUT" | tail -n 3)" "id: Option<Int64>
+name: Option<String>
+amount: Option<Float64>" "inferred schema"
+# ledger with a declared schema (ddlSchema), split at top-level commas
+ok new ledg --push-source csv --merge ledger --key id --schema 'id BIGINT, name STRING, amount DECIMAL(10,2), tags ARRAY<STRING>'
+assert_eq "$OUT" "Created ledg ($(info ledg 'd["id"]')) with push source 'default' (csv, ledger)" "new --merge ledger"
+assert_eq "$("$SILT" log ledg --json | jget 'd[0]["event"]')" '{"kind":"AddPushSource","merge":{"kind":"Ledger","primaryKey":["id"]},"read":{"ddlSchema":["id BIGINT","name STRING","amount DECIMAL(10,2)","tags ARRAY<STRING>"],"header":true,"kind":"Csv"},"sourceName":"default"}' "AddPushSource with schema and key"
+printf 'id,name,amount,tags\n1,ann,1.5,\n' >l.csv
+ok ingest ledg l.csv
+expect_sql 'SELECT "offset", id, name, amount FROM ledg' "ledger ingest with the declared types" <<'CSV'
+offset,id,name,amount
+0,1,ann,1.50
+CSV
+ok new snap --push-source ndjson --merge snapshot --key country --key city
+assert_eq "$("$SILT" log snap --json | jget 'd[0]["event"]')" '{"kind":"AddPushSource","merge":{"kind":"Snapshot","primaryKey":["country","city"]},"read":{"kind":"NdJson"},"sourceName":"default"}' "snapshot with two keys"
+printf '{"country":"fr","city":"paris","n":1}\n' >s.ndjson
+ok ingest snap s.ndjson
+expect_sql 'SELECT "offset", op, country, city, n FROM snap' "snapshot ingest" <<'CSV'
+offset,op,country,city,n
+0,0,fr,paris,1
+CSV
+for f in json:Json geojson:GeoJson ndgeojson:NdGeoJson parquet:Parquet; do
+    ok new "fmt-${f%%:*}" --push-source "${f%%:*}"
+    assert_eq "$("$SILT" log "fmt-${f%%:*}" --json | jget 'd[0]["event"]["read"]')" "{\"kind\":\"${f#*:}\"}" "ReadStep of --push-source ${f%%:*}"
+done
+ok sql "SELECT 1 AS k" --format parquet --output k.parquet
+ok ingest fmt-parquet k.parquet
+assert_eq "$OUT" "fmt-parquet: 1 new record (offsets 0..0), watermark 2024-01-02T03:04:05Z" "parquet push source"
+# bad options: usage errors (exit 2) or one-line errors (exit 1), nothing created
+before=$(ws_snapshot)
+fails 2 "silt: new: --merge ledger needs --key COLUMN (the primary key; repeat for several) (see 'silt help')" new x1 --push-source csv --merge ledger
+fails 2 "silt: new: --merge snapshot needs --key COLUMN (the primary key; repeat for several) (see 'silt help')" new x1 --push-source csv --merge snapshot
+fails 2 "silt: new: --key is for --merge ledger or snapshot (see 'silt help')" new x1 --push-source csv --key id
+fails 2 "silt: new: --key is for --merge ledger or snapshot (see 'silt help')" new x1 --push-source csv --merge append --key id
+fails 2 "silt: new: --merge, --key and --schema describe a push source: give --push-source FORMAT (see 'silt help')" new x1 --merge ledger --key id
+fails 2 "silt: new: unknown --push-source format 'xml' (csv, json, ndjson, geojson, ndgeojson, parquet) (see 'silt help')" new x1 --push-source xml
+fails 2 "silt: new: unknown --merge 'upsert' (append, ledger, snapshot) (see 'silt help')" new x1 --push-source csv --merge upsert --key id
+fails 2 "silt: new: --push-source needs a value (see 'silt help')" new x1 --push-source
+fails 2 "silt: new: --push-source is for root datasets (not --files or --derivative) (see 'silt help')" new x1 --files --push-source csv
+fails 1 "silt: --schema: ddlSchema[1] 'b BLARG': unknown type 'BLARG'" new x1 --push-source csv --schema 'a INT, b BLARG'
+fails 1 "silt: --schema 'a INT,, b INT': empty column definition (write 'name TYPE, …')" new x1 --push-source csv --schema 'a INT,, b INT'
+fails 1 "silt: dataset 'people' already exists" new people --push-source csv
+fails 1 "silt: invalid dataset name 'x_1': $RULE" new x_1 --push-source csv
+ws_compare "$before" "refused new --push-source"
+# ingest into a dataset without a push source says how to get one
+ok new bare
+before=$(ws_snapshot)
+fails 1 "silt: dataset 'bare' has no push source: add one with \`silt append bare source.yaml\` (kind: AddPushSource), or create a dataset with one: \`silt new NAME --push-source csv\`; Parquet (--format parquet) needs none" ingest bare people.csv
+fails 1 "silt: dataset 'bare' has no push source: add one with \`silt append bare source.yaml\` (kind: AddPushSource), or create a dataset with one: \`silt new NAME --push-source ndjson\`; Parquet (--format parquet) needs none" ingest bare s.ndjson
+ws_compare "$before" "ingest without a push source"
+# inferSchema types columns from the first 20480 rows; a later row that
+# does not fit is an error naming it (nothing committed)
+python3 -c "
+print('n,s')
+for i in range(20480): print('%d,a' % i)
+print('2.5,b')" >late.csv
+ok new late --push-source csv
+before=$(ws_snapshot)
+fails 1 "silt: ingest into 'late': late.csv: row 20481 (line 20482), column 'n': '2.5' is not a BIGINT value (inferSchema chose BIGINT from the first 20480 rows: declare the types instead, with ddlSchema or \`silt new NAME --push-source csv --schema 'name TYPE, ...'\`)" ingest late late.csv
+ws_compare "$before" "misfit after the inferSchema sample"
+ok new late2 --push-source csv --schema 'n DOUBLE, s STRING'
+ok ingest late2 late.csv
+assert_eq "$OUT" "late2: 20481 new records (offsets 0..20480), watermark 2024-01-02T03:04:05Z" "declared schema reads it"
+unset SILT_FAKE_SYSTEM_TIME
+
 finish
