@@ -316,6 +316,24 @@ int cmd_list(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+static void info_print(const silt_dataset_info *in, const json_t *more, silt_dataset *ds)
+{
+    printf("Name:          %s\n", in->name);
+    printf("ID:            %s\n", in->id);
+    printf("RID:           %s\n", in->rid);
+    printf("Branch:        %s\n", in->branch);
+    printf("Kind:          %s\n", in->kind == SILT_ROOT ? "Root" : "Derivative");
+    printf("Head:          %s\n", in->head);
+    printf("Blocks:        %llu\n", (unsigned long long)in->num_blocks);
+    printf("Records:       %llu\n", (unsigned long long)in->num_records);
+    if (in->has_last_offset)
+        printf("Last offset:   %llu\n", (unsigned long long)in->last_offset);
+    printf("Watermark:     %s\n", in->has_watermark ? in->watermark : "-");
+    printf("Last update:   %s\n", in->last_system_time);
+    printf("Size:          %llu bytes of data\n", (unsigned long long)in->data_size);
+    cli_describe_print(more, ds);
+}
+
 int cmd_info(cli_ctx *c, int argc, char **argv)
 {
     int rc = reject_options(&argc, argv, "info");
@@ -328,36 +346,24 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     silt_dataset *ds = NULL;
     silt_dataset_info in;
-    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0) {
-        silt_dataset_free(ds);
-        silt_workspace_free(ws);
-        return cli_fail(NULL);
-    }
-    if (c->json) {
-        json_t *o = info_json(&in);
+    json_t *o = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0)
+        status = cli_fail(NULL);
+    else if (!(o = info_json(&in)))
+        status = cli_fail("out of memory");
+    else if (cli_describe(o, ws, ds, in.name) < 0)
+        status = cli_fail(NULL);
+    if (status == EXIT_OK && c->json) {
         json_dumpf(o, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
-        json_decref(o);
-    } else {
-        printf("Name:          %s\n", in.name);
-        printf("ID:            %s\n", in.id);
-        printf("RID:           %s\n", in.rid);
-        printf("Branch:        %s\n", in.branch);
-        printf("Kind:          %s\n", in.kind == SILT_ROOT ? "Root" : "Derivative");
-        printf("Head:          %s\n", in.head);
-        printf("Blocks:        %llu\n", (unsigned long long)in.num_blocks);
-        printf("Records:       %llu\n", (unsigned long long)in.num_records);
-        if (in.has_last_offset)
-            printf("Last offset:   %llu\n", (unsigned long long)in.last_offset);
-        printf("Watermark:     %s\n", in.has_watermark ? in.watermark : "-");
-        printf("Last update:   %s\n", in.last_system_time);
-        printf("Schema:        %s\n", in.has_schema ? "yes" : "no");
-        printf("Sources:       %s%zu push\n", in.has_polling_source ? "polling, " : "",
-               in.num_push_sources);
+    } else if (status == EXIT_OK) {
+        info_print(&in, o, ds);
     }
+    json_decref(o);
     silt_dataset_free(ds);
     silt_workspace_free(ws);
-    return EXIT_OK;
+    return status;
 }
 
 int cmd_rename(cli_ctx *c, int argc, char **argv)

@@ -47,8 +47,10 @@ static const help_entry HELP[] = {
      "                  if building it fails, the old one stays as it was); new ids\n",
      "silt add examples/city-populations.yaml\nsilt add --replace examples/city-populations.yaml\n"},
     {"list", "list the datasets of the workspace", "silt list   (alias: ls)", NULL, "silt list\nsilt --json list\n"},
-    {"info", "summary of a dataset: id, rid, head, records, watermark, size", "silt info NAME[@BRANCH]", NULL,
-     "silt info sales\nsilt --json info sales\n"},
+    {"info",
+     "what a dataset is: id, rid, head, records, watermark, size, description, keywords, licence, schema, "
+     "sources (push, polling, flows), branches",
+     "silt info NAME[@BRANCH]", NULL, "silt info sales\nsilt --json info sales\n"},
     {"rename", "rename a dataset (its id and rid stay)", "silt rename NAME NEW_NAME", NULL, "silt rename sales sales.eu\n"},
     {"delete", "delete datasets, all or nothing", "silt delete [-y | --yes] NAME...",
      "  -y, --yes       do not ask; on a terminal delete asks \"Delete N datasets (…)? [y/N]\"\n"
@@ -108,7 +110,10 @@ static const help_entry HELP[] = {
      "  --base DIR    logical paths relative to DIR\n"
      "  --as PATH     the logical path of the only file\n",
      "silt upload raw data/ --type snapshot\n"},
-    {"files", "the files of a view of a files dataset", "silt files NAME[@BRANCH] [--at RID | --range START..END]",
+    {"files",
+     "the files of a view of a files dataset (on a terminal: a header row, or \"(no files)\"; "
+     "in a pipe: PATH, SIZE, CONTENT HASH, TRANSACTION, TIME separated by tabs)",
+     "silt files NAME[@BRANCH] [--at RID | --range START..END]",
      "  --at RID             the view as of a committed transaction\n"
      "  --range START..END   the files written from START to END\n",
      "silt files raw\n"},
@@ -128,8 +133,13 @@ static const help_entry HELP[] = {
      "silt retention set raw --keep-days 30\nsilt retention mark raw --dry-run\n"},
     {"gc", "delete objects no retained view needs, and crash leftovers", "silt gc [NAME...] [--dry-run]",
      "  --dry-run   report what would be deleted\n", "silt gc --dry-run\n"},
-    {"log", "the metadata blocks of a dataset, newest first", "silt log NAME[@BRANCH] [-n N] [--yaml | --json]",
-     "  -n N     at most N blocks\n  --yaml   full blocks as YAML\n", "silt log sales -n 3\n"},
+    {"log", "the metadata blocks of a dataset, newest first",
+     "silt log NAME[@BRANCH] [-n N] [--detail | --yaml | --json]",
+     "  -n N       at most N blocks\n"
+     "  --detail   each block's main fields: for AddData the records and offsets, data and\n"
+     "             checkpoint hashes and sizes, watermark and source state\n"
+     "  --yaml     full blocks as YAML\n",
+     "silt log sales -n 3\nsilt log sales --detail\n"},
     {"append", "append metadata events to a dataset", "silt append NAME EVENT.yaml...", NULL,
      "silt append sales set-info.yaml\n"},
     {"verify", "check every hash and chain rule of datasets", "silt verify NAME...|--all",

@@ -219,4 +219,166 @@ ok ingest late2 late.csv
 assert_eq "$OUT" "late2: 20481 new records (offsets 0..20480), watermark 2024-01-02T03:04:05Z" "declared schema reads it"
 unset SILT_FAKE_SYSTEM_TIME
 
+# =============================================================================
+# info: description, keywords, licence, schema, sources, branches, size
+# =============================================================================
+export SILT_FAKE_SYSTEM_TIME=2024-02-03T04:05:06Z
+ok new shop --push-source csv --merge ledger --key id --schema 'id BIGINT, item STRING'
+ok info shop
+SHOP_ID=$(info shop 'd["id"]')
+SHOP_RID=$(info shop 'd["rid"]')
+H=$(info shop 'd["head"]')
+assert_eq "$OUT" "Name:          shop
+ID:            $SHOP_ID
+RID:           $SHOP_RID
+Branch:        master
+Kind:          Root
+Head:          $H
+Blocks:        2
+Records:       0
+Watermark:     -
+Last update:   2024-02-03T04:05:06Z
+Size:          0 bytes of data
+Description:   -
+Keywords:      -
+License:       -
+Schema:        -
+Sources:
+  push 'default': read Csv, merge Ledger (primary key: id)
+Branches:
+  master           $H  2 blocks" "info of a new push dataset"
+printf 'kind: SetInfo\ndescription: Items sold\nkeywords: [retail, daily]\n' >info.yaml
+printf 'kind: SetLicense\nshortName: CC-BY-4.0\nname: Creative Commons Attribution 4.0\nspdxId: CC-BY-4.0\nwebsiteUrl: https://creativecommons.org/licenses/by/4.0/\n' >lic.yaml
+ok append shop info.yaml lic.yaml
+printf 'id,item\n1,pen\n2,ink\n' >shop.csv
+ok ingest shop shop.csv
+SIZE=$(info shop 'd["dataSize"]')
+H=$(info shop 'd["head"]')
+ok info shop
+assert_eq "$(printf '%s\n' "$OUT" | sed -n '7,$p')" "Blocks:        6
+Records:       2
+Last offset:   1
+Watermark:     2024-02-03T04:05:06Z
+Last update:   2024-02-03T04:05:06Z
+Size:          $SIZE bytes of data
+Description:   Items sold
+Keywords:      retail, daily
+License:       CC-BY-4.0 (Creative Commons Attribution 4.0) https://creativecommons.org/licenses/by/4.0/
+Schema:
+  offset: UInt64
+  op: UInt8
+  system_time: Timestamp(Millisecond, UTC)
+  event_time: Timestamp(Millisecond, UTC)
+  id: Option<Int64>
+  item: Option<String>
+Sources:
+  push 'default': read Csv, merge Ledger (primary key: id)
+Branches:
+  master           $H  6 blocks" "info after SetInfo, SetLicense and an ingest"
+[ "$SIZE" -gt 0 ] || fail "dataSize $SIZE"
+# --json: the same keys
+assert_eq "$(info shop '[d[k] for k in ("description","keywords","license")]')" '["Items sold",["retail","daily"],{"name":"Creative Commons Attribution 4.0","shortName":"CC-BY-4.0","spdxId":"CC-BY-4.0","websiteUrl":"https://creativecommons.org/licenses/by/4.0/"}]' "info --json: description, keywords, license"
+assert_eq "$(info shop 'd["sources"]')" '[{"kind":"push","location":null,"merge":{"kind":"Ledger","primaryKey":["id"]},"name":"default","read":"Csv"}]' "info --json: sources"
+assert_eq "$(info shop 'd["branches"]')" "[{\"blocks\":6,\"head\":\"$H\",\"name\":\"master\"}]" "info --json: branches"
+assert_eq "$(info shop '[f["name"] for f in d["schema"]["fields"]]')" '["offset","op","system_time","event_time","id","item"]' "info --json: schema"
+assert_eq "$(info shop '[d["rid"], d["id"], d["dataSize"]]')" "[\"$SHOP_RID\",\"$SHOP_ID\",$SIZE]" "info --json: rid, id, size"
+# a newer SetInfo wins; a disabled push source is not listed
+printf 'kind: SetInfo\ndescription: Items sold per day\n' >info2.yaml
+ok append shop info2.yaml
+assert_eq "$(info shop '[d["description"], d["keywords"]]')" '["Items sold per day",[]]' "newest SetInfo"
+printf 'kind: DisablePushSource\nsourceName: default\n' >dis.yaml
+ok append shop dis.yaml
+assert_eq "$(info shop 'd["sources"]')" '[]' "disabled push source"
+ok info shop
+assert_contains "$OUT" "Sources:       -
+Branches:"
+# polling sources and Flow resources
+cp -r "$SILT_SOURCE_DIR/examples" ex
+ok delete city-populations
+ok add ex/city-populations.yaml ex/city-populations-flow.yaml
+ok info city-populations
+assert_contains "$OUT" "Sources:
+  polling: FilesGlob examples/data/city-populations-*.csv, read Csv, merge Snapshot (primary key: country, city)
+Branches:"
+ok info city-populations-flow
+assert_contains "$OUT" "Sources:
+  flow 'city-populations-flow' (source 'city-populations-files'): FilesGlob \${{ config.folder }}/city-populations-*.csv, merge Snapshot
+Branches:"
+# branches of a files dataset
+ok new --files docs
+printf 'x' >x.txt
+ok upload docs x.txt
+ok branch create docs dev
+ok info docs
+assert_contains "$OUT" "Branches:
+  master           $(info docs 'd["head"]')  $(info docs 'd["blocks"]') blocks
+  dev              $(info docs 'd["head"]')  $(info docs 'd["blocks"]') blocks"
+
+# =============================================================================
+# log --detail: per block its main fields
+# =============================================================================
+ok log shop --detail
+DATA=$("$SILT" log shop --json | jget '[b for b in d if b["event"]["kind"]=="AddData"][0]["event"]')
+PH=$(printf '%s' "$DATA" | jget 'd["newData"]["physicalHash"]')
+LH=$(printf '%s' "$DATA" | jget 'd["newData"]["logicalHash"]')
+CH=$(printf '%s' "$DATA" | jget 'd["newCheckpoint"]["physicalHash"]')
+CS=$(printf '%s' "$DATA" | jget 'd["newCheckpoint"]["size"]')
+assert_eq "$(printf '%s\n' "$OUT" | sed -E 's/^ *([0-9]+)  [^ ]+  [^ ]+  /\1 /')" "7 DisablePushSource
+        sourceName:   default
+6 SetInfo
+        description:  Items sold per day
+5 AddData
+        records:      2 (offsets 0..1)
+        data:         $PH ($SIZE bytes)
+        logical hash: $LH
+        checkpoint:   $CH ($CS bytes)
+        watermark:    2024-02-03T04:05:06Z
+        source state: -
+4 SetDataSchema
+        fields:       offset, op, system_time, event_time, id, item
+3 SetLicense
+        shortName:    CC-BY-4.0
+        name:         Creative Commons Attribution 4.0
+        spdxId:       CC-BY-4.0
+        websiteUrl:   https://creativecommons.org/licenses/by/4.0/
+2 SetInfo
+        description:  Items sold
+        keywords:     retail, daily
+1 AddPushSource
+        source:       default
+        read:         Csv
+        merge:        Ledger (primary key: id)
+0 Seed
+        datasetId:    $SHOP_ID
+        datasetKind:  Root" "log --detail"
+ok log city-populations --detail -n 1
+assert_eq "$(printf '%s\n' "$OUT" | tail -n +2)" "        shortName:    CC0
+        name:         Creative Commons Zero v1.0 Universal
+        spdxId:       CC0-1.0
+        websiteUrl:   https://creativecommons.org/publicdomain/zero/1.0/" "log --detail -n 1"
+fails 2 "silt: log: --detail is for the text listing (--yaml and --json show every field) (see 'silt help')" log shop --detail --yaml
+
+# =============================================================================
+# files: a header and "(no files)" on a terminal; fields only in a pipe
+# =============================================================================
+ok new --files empty
+set +e
+OUT=$($PTY '' '' "$SILT" files empty)
+RC=$?
+set -e
+assert_eq "$RC/$OUT" "0/(no files)" "files of an empty view on a terminal"
+ok files empty
+assert_eq "$OUT" "" "files of an empty view in a pipe"
+T=$("$SILT" files docs | cut -f4)
+TM=$("$SILT" files docs | cut -f5)
+HX=$("$SILT" files docs | cut -f3)
+set +e
+OUT=$($PTY '' '' "$SILT" files docs)
+set -e
+assert_eq "$OUT" "PATH   SIZE  CONTENT HASH                                                           TRANSACTION                                                    TIME
+x.txt     1  $HX  $T  $TM" "files on a terminal"
+ok files docs
+assert_eq "$OUT" "x.txt	1	$HX	$T	$TM" "files in a pipe"
+unset SILT_FAKE_SYSTEM_TIME
+
 finish
