@@ -39,6 +39,18 @@ const char *cli_help_suggest(const char *name);
 void cli_help_man(FILE *f);
 int cli_help_completion(const char *shell);
 
+/* describe.c: what info and log --detail say (public API only). */
+#include <jansson.h>
+/* The JSON object of a block (caller decrefs), NULL on error. */
+json_t *cli_block_json(const silt_block *b);
+/* Adds description, keywords, license, schema, sources and branches of
+ * `ds` (named `name`) to `o`; -1 with the library error on failure. */
+int cli_describe(json_t *o, silt_workspace *ws, silt_dataset *ds, const char *name);
+/* Prints those keys of `o` as the text lines of `silt info`. */
+void cli_describe_print(const json_t *o, silt_dataset *ds);
+/* Prints the indented detail lines of one block (`silt log --detail`). */
+void cli_block_detail_print(const json_t *block);
+
 int cmd_init(cli_ctx *c, int argc, char **argv);
 int cmd_new(cli_ctx *c, int argc, char **argv);
 int cmd_add(cli_ctx *c, int argc, char **argv);

@@ -23,7 +23,7 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL;
     long limit = -1;
-    bool yaml = false;
+    bool yaml = false, detail = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-n") == 0 || strcmp(a, "--limit") == 0) {
@@ -35,6 +35,8 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
                 return cli_usage("log: -n needs a non-negative number");
         } else if (strcmp(a, "--yaml") == 0) {
             yaml = true;
+        } else if (strcmp(a, "--detail") == 0) {
+            detail = true;
         } else if (a[0] == '-') {
             return cli_usage("log: unknown option '%s'", a);
         } else if (!ref) {
@@ -47,6 +49,8 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         return cli_usage("log needs a NAME");
     if (yaml && c->json)
         return cli_usage("log: --yaml and --json are exclusive");
+    if (detail && (yaml || c->json))
+        return cli_usage("log: --detail is for the text listing (--yaml and --json show every field)");
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
@@ -96,6 +100,15 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         } else {
             printf("%6llu  %s  %s  %s\n", (unsigned long long)silt_block_sequence_number(b),
                    silt_block_system_time(b), silt_block_hash(b), silt_block_event_kind(b));
+            json_t *o = detail ? cli_block_json(b) : NULL;
+            if (detail && !o) {
+                silt_block_free(b);
+                status = cli_fail(NULL);
+                goto out;
+            }
+            if (o)
+                cli_block_detail_print(o);
+            json_decref(o);
         }
         free(text);
         silt_block_free(b);

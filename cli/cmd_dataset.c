@@ -24,65 +24,167 @@ static int reject_options(int *argc, char **argv, const char *cmd)
     return 0;
 }
 
+/* Removes every `flag` or `alias` (may be NULL) before a "--" from argv;
+ * true if there was one. */
+static bool take_flag(int *argc, char **argv, const char *flag, const char *alias)
+{
+    bool found = false;
+    for (int i = 0; i < *argc;) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], flag) == 0 || (alias && strcmp(argv[i], alias) == 0)) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof *argv);
+            (*argc)--;
+            found = true;
+        } else {
+            i++;
+        }
+    }
+    return found;
+}
+
 int cmd_init(cli_ctx *c, int argc, char **argv)
 {
+    bool exists_ok = take_flag(&argc, argv, "--exists-ok", NULL);
     int rc = reject_options(&argc, argv, "init");
     if (rc)
         return rc;
     if (argc > 1)
         return cli_usage("init takes at most one directory");
     const char *dir = argc == 1 ? argv[0] : (c->workspace_dir ? c->workspace_dir : ".");
-    if (silt_workspace_init(dir) < 0)
-        return cli_fail(NULL);
+    bool existed = false;
+    rc = silt_workspace_init(dir);
+    if (rc < 0) {
+        /* --exists-ok: an existing workspace is success, anything else
+         * (e.g. a file named .silt) still fails */
+        silt_workspace *ws = NULL;
+        if (!exists_ok || rc != SILT_EEXISTS)
+            return cli_fail(NULL);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", silt_error_last());
+        if (silt_workspace_open(&ws, dir) < 0)
+            return cli_fail("%s", msg);
+        silt_workspace_free(ws);
+        existed = true;
+    }
     if (c->json)
-        printf("{\"workspace\":\"%s/.silt\"}\n", dir);
+        printf("{\"workspace\":\"%s/.silt\",\"created\":%s}\n", dir, existed ? "false" : "true");
+    else if (existed)
+        printf("silt workspace already exists in %s/.silt\n", dir);
     else
         printf("Initialized silt workspace in %s/.silt\n", dir);
     return EXIT_OK;
 }
 
-int cmd_new(cli_ctx *c, int argc, char **argv)
+/* Options of `silt new`. */
+typedef struct new_opts {
+    const char *name;
+    silt_dataset_kind kind;
+    bool files, derivative_given;
+    silt_push_source_spec push;
+    bool has_push;
+    const char **keys; /* argv entries; malloc'd array */
+} new_opts;
+
+/* The value of option argv[*i] (advancing *i), or NULL after a usage message. */
+static const char *opt_value(int argc, char **argv, int *i)
 {
-    const char *name = NULL;
-    silt_dataset_kind kind = SILT_ROOT;
-    bool files = false;
+    if (*i + 1 >= argc) {
+        cli_usage("new: %s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int new_parse(new_opts *o, int argc, char **argv)
+{
+    bool ended = false;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--files") == 0)
-            files = true;
-        else if (strcmp(argv[i], "--derivative") == 0)
-            kind = SILT_DERIVATIVE;
-        else if (strcmp(argv[i], "--root") == 0)
-            kind = SILT_ROOT;
-        else if (argv[i][0] == '-')
-            return cli_usage("new: unknown option '%s'", argv[i]);
-        else if (!name)
-            name = argv[i];
+        const char *a = argv[i], *v = NULL;
+        if (!ended && strcmp(a, "--") == 0)
+            ended = true;
+        else if (!ended && strcmp(a, "--files") == 0)
+            o->files = true;
+        else if (!ended && strcmp(a, "--derivative") == 0)
+            o->kind = SILT_DERIVATIVE;
+        else if (!ended && strcmp(a, "--root") == 0)
+            o->kind = SILT_ROOT;
+        else if (!ended && (strcmp(a, "--push-source") == 0 || strcmp(a, "--merge") == 0 ||
+                            strcmp(a, "--key") == 0 || strcmp(a, "--schema") == 0)) {
+            if (!(v = opt_value(argc, argv, &i)))
+                return EXIT_USAGE;
+            if (a[2] == 'p')
+                o->push.format = v, o->has_push = true;
+            else if (a[2] == 'm')
+                o->push.merge = v;
+            else if (a[2] == 's')
+                o->push.schema = v;
+            else
+                o->keys[o->push.nkeys++] = v;
+        } else if (!ended && a[0] == '-' && a[1])
+            return cli_usage("new: unknown option '%s'", a);
+        else if (!o->name)
+            o->name = a;
         else
             return cli_usage("new takes one NAME");
     }
-    if (!name)
+    if (!o->name)
         return cli_usage("new needs a NAME");
-    silt_workspace *ws;
-    if (cli_open_workspace(c, &ws))
-        return EXIT_FAIL;
-    silt_dataset *ds = NULL;
-    if (files && kind != SILT_ROOT) {
-        silt_workspace_free(ws);
+    if (!o->has_push && (o->push.merge || o->push.nkeys || o->push.schema))
+        return cli_usage("new: --merge, --key and --schema describe a push source: give --push-source FORMAT");
+    if (o->has_push && (o->files || o->kind != SILT_ROOT))
+        return cli_usage("new: --push-source is for root datasets (not --files or --derivative)");
+    if (o->files && o->kind != SILT_ROOT)
         return cli_usage("new: --files datasets are root datasets");
+    static const char *const FORMATS = " csv json ndjson geojson ndgeojson parquet ";
+    char word[32];
+    snprintf(word, sizeof word, " %s ", o->push.format ? o->push.format : "");
+    if (o->has_push && (strchr(o->push.format, ' ') || !strstr(FORMATS, word)))
+        return cli_usage("new: unknown --push-source format '%s' (csv, json, ndjson, geojson, ndgeojson, parquet)",
+                         o->push.format);
+    const char *m = o->push.merge ? o->push.merge : "append";
+    if (strcmp(m, "append") != 0 && strcmp(m, "ledger") != 0 && strcmp(m, "snapshot") != 0)
+        return cli_usage("new: unknown --merge '%s' (append, ledger, snapshot)", m);
+    bool keyed = strcmp(m, "ledger") == 0 || strcmp(m, "snapshot") == 0;
+    if (o->has_push && keyed && o->push.nkeys == 0)
+        return cli_usage("new: --merge %s needs --key COLUMN (the primary key; repeat for several)", m);
+    if (o->has_push && !keyed && o->push.nkeys > 0)
+        return cli_usage("new: --key is for --merge ledger or snapshot");
+    return 0;
+}
+
+int cmd_new(cli_ctx *c, int argc, char **argv)
+{
+    new_opts o = {.kind = SILT_ROOT};
+    o.keys = calloc((size_t)argc + 1, sizeof *o.keys);
+    if (!o.keys)
+        return cli_fail("out of memory");
+    o.push.keys = o.keys;
+    int rc = new_parse(&o, argc, argv);
+    silt_workspace *ws = NULL;
+    if (rc == 0 && cli_open_workspace(c, &ws))
+        rc = EXIT_FAIL;
+    if (rc) {
+        free(o.keys);
+        return rc;
     }
-    int rc = files ? silt_files_create(&ds, ws, name) : silt_dataset_create(&ds, ws, name, kind);
-    if (rc < 0) {
-        silt_workspace_free(ws);
-        return cli_fail(NULL);
-    }
+    silt_dataset *ds = NULL;
+    if (o.has_push)
+        rc = silt_dataset_create_push(&ds, ws, o.name, &o.push);
+    else
+        rc = o.files ? silt_files_create(&ds, ws, o.name) : silt_dataset_create(&ds, ws, o.name, o.kind);
+    free(o.keys);
     silt_dataset_info info;
-    if (silt_dataset_info_get(&info, ds) < 0) {
+    if (rc < 0 || silt_dataset_info_get(&info, ds) < 0) {
         silt_dataset_free(ds);
         silt_workspace_free(ws);
         return cli_fail(NULL);
     }
     if (c->json)
         printf("{\"name\":\"%s\",\"id\":\"%s\",\"head\":\"%s\"}\n", info.name, info.id, info.head);
+    else if (o.has_push)
+        printf("Created %s (%s) with push source 'default' (%s, %s)\n", info.name, info.id, o.push.format,
+               o.push.merge ? o.push.merge : "append");
     else
         printf("Created %s (%s)\n", info.name, info.id);
     silt_dataset_free(ds);
@@ -92,6 +194,7 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
 
 int cmd_add(cli_ctx *c, int argc, char **argv)
 {
+    bool replace = take_flag(&argc, argv, "--replace", NULL);
     int rc = reject_options(&argc, argv, "add");
     if (rc)
         return rc;
@@ -104,7 +207,7 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
     json_t *arr = c->json ? json_array() : NULL;
     for (int i = 0; i < argc; i++) {
         char **names = NULL;
-        if (silt_dataset_add_manifest(&names, ws, argv[i]) < 0) {
+        if (silt_dataset_add_manifest_ex(&names, ws, argv[i], replace) < 0) {
             status = cli_fail(NULL);
             continue;
         }
@@ -213,6 +316,24 @@ int cmd_list(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+static void info_print(const silt_dataset_info *in, const json_t *more, silt_dataset *ds)
+{
+    printf("Name:          %s\n", in->name);
+    printf("ID:            %s\n", in->id);
+    printf("RID:           %s\n", in->rid);
+    printf("Branch:        %s\n", in->branch);
+    printf("Kind:          %s\n", in->kind == SILT_ROOT ? "Root" : "Derivative");
+    printf("Head:          %s\n", in->head);
+    printf("Blocks:        %llu\n", (unsigned long long)in->num_blocks);
+    printf("Records:       %llu\n", (unsigned long long)in->num_records);
+    if (in->has_last_offset)
+        printf("Last offset:   %llu\n", (unsigned long long)in->last_offset);
+    printf("Watermark:     %s\n", in->has_watermark ? in->watermark : "-");
+    printf("Last update:   %s\n", in->last_system_time);
+    printf("Size:          %llu bytes of data\n", (unsigned long long)in->data_size);
+    cli_describe_print(more, ds);
+}
+
 int cmd_info(cli_ctx *c, int argc, char **argv)
 {
     int rc = reject_options(&argc, argv, "info");
@@ -225,36 +346,24 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     silt_dataset *ds = NULL;
     silt_dataset_info in;
-    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0) {
-        silt_dataset_free(ds);
-        silt_workspace_free(ws);
-        return cli_fail(NULL);
-    }
-    if (c->json) {
-        json_t *o = info_json(&in);
+    json_t *o = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0)
+        status = cli_fail(NULL);
+    else if (!(o = info_json(&in)))
+        status = cli_fail("out of memory");
+    else if (cli_describe(o, ws, ds, in.name) < 0)
+        status = cli_fail(NULL);
+    if (status == EXIT_OK && c->json) {
         json_dumpf(o, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
-        json_decref(o);
-    } else {
-        printf("Name:          %s\n", in.name);
-        printf("ID:            %s\n", in.id);
-        printf("RID:           %s\n", in.rid);
-        printf("Branch:        %s\n", in.branch);
-        printf("Kind:          %s\n", in.kind == SILT_ROOT ? "Root" : "Derivative");
-        printf("Head:          %s\n", in.head);
-        printf("Blocks:        %llu\n", (unsigned long long)in.num_blocks);
-        printf("Records:       %llu\n", (unsigned long long)in.num_records);
-        if (in.has_last_offset)
-            printf("Last offset:   %llu\n", (unsigned long long)in.last_offset);
-        printf("Watermark:     %s\n", in.has_watermark ? in.watermark : "-");
-        printf("Last update:   %s\n", in.last_system_time);
-        printf("Schema:        %s\n", in.has_schema ? "yes" : "no");
-        printf("Sources:       %s%zu push\n", in.has_polling_source ? "polling, " : "",
-               in.num_push_sources);
+    } else if (status == EXIT_OK) {
+        info_print(&in, o, ds);
     }
+    json_decref(o);
     silt_dataset_free(ds);
     silt_workspace_free(ws);
-    return EXIT_OK;
+    return status;
 }
 
 int cmd_rename(cli_ctx *c, int argc, char **argv)
@@ -278,8 +387,39 @@ int cmd_rename(cli_ctx *c, int argc, char **argv)
     return EXIT_OK;
 }
 
+/* Asks "Delete N datasets (a, b)? [y/N] " on stderr; true on y/yes. */
+static bool confirm_delete(int argc, char **argv)
+{
+    fprintf(stderr, "Delete %d dataset%s (", argc, argc == 1 ? "" : "s");
+    for (int i = 0; i < argc; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", argv[i]);
+    fprintf(stderr, ")? [y/N] ");
+    fflush(stderr);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin))
+        return false;
+    line[strcspn(line, "\r\n")] = '\0';
+    return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 || strcmp(line, "yes") == 0 ||
+           strcmp(line, "YES") == 0 || strcmp(line, "Yes") == 0;
+}
+
+/* Every reference opens (without reading chains), or the error of the
+ * first that does not. */
+static int delete_check(silt_workspace *ws, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        silt_dataset *ds = NULL;
+        int rc = silt_dataset_open_unread(&ds, ws, argv[i]);
+        silt_dataset_free(ds);
+        if (rc < 0)
+            return cli_fail("%s; nothing deleted", silt_error_last());
+    }
+    return EXIT_OK;
+}
+
 int cmd_delete(cli_ctx *c, int argc, char **argv)
 {
+    bool yes = take_flag(&argc, argv, "--yes", "-y");
     int rc = reject_options(&argc, argv, "delete");
     if (rc)
         return rc;
@@ -288,13 +428,24 @@ int cmd_delete(cli_ctx *c, int argc, char **argv)
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
-    int status = EXIT_OK;
-    for (int i = 0; i < argc; i++) {
-        if (silt_dataset_delete(ws, argv[i]) < 0)
-            status = cli_fail(NULL);
-        else if (!c->json)
-            printf("Deleted %s\n", argv[i]);
+    /* on a terminal, ask first (after checking every name, so the question
+     * is never asked for a delete that would fail); scripts are not asked */
+    if (!yes && isatty(STDIN_FILENO)) {
+        int st = delete_check(ws, argc, argv);
+        if (st != EXIT_OK) {
+            silt_workspace_free(ws);
+            return st;
+        }
+        if (!confirm_delete(argc, argv)) {
+            silt_workspace_free(ws);
+            return cli_fail("not confirmed; nothing deleted");
+        }
     }
+    rc = silt_dataset_delete_many(ws, (const char *const *)argv, (size_t)argc);
     silt_workspace_free(ws);
-    return status;
+    if (rc < 0)
+        return cli_fail(NULL);
+    for (int i = 0; i < argc && !c->json; i++)
+        printf("Deleted %s\n", argv[i]);
+    return EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cmd_txn(cli_ctx *c, int argc, char **argv);
 int cmd_upload(cli_ctx *c, int argc, char **argv);
@@ -326,6 +327,33 @@ int cmd_files(cli_ctx *c, int argc, char **argv);
 int cmd_cat(cli_ctx *c, int argc, char **argv);
 int cmd_branch(cli_ctx *c, int argc, char **argv);
 
+/* `silt files` on a terminal: a header row and aligned columns, or
+ * "(no files)" for an empty view. (Not on a terminal the lines are the
+ * tab-separated fields only, for scripts.) */
+static void files_print_table(silt_dataset *ds, const silt_view *v, size_t n)
+{
+    if (n == 0) {
+        printf("(no files)\n");
+        return;
+    }
+    int wp = 4, ws = 4;
+    for (size_t i = 0; i < n; i++) {
+        const silt_file_entry *e = silt_view_entry(v, i);
+        char num[24];
+        int lp = (int)strlen(e->path), ls = snprintf(num, sizeof num, "%llu", (unsigned long long)e->size);
+        wp = lp > wp ? lp : wp;
+        ws = ls > ws ? ls : ws;
+    }
+    printf("%-*s  %*s  %-69s  %-61s  %s\n", wp, "PATH", ws, "SIZE", "CONTENT HASH", "TRANSACTION", "TIME");
+    for (size_t i = 0; i < n; i++) {
+        const silt_file_entry *e = silt_view_entry(v, i);
+        char prid[64];
+        bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+        printf("%-*s  %*llu  %-69s  %-61s  %s%s\n", wp, e->path, ws, (unsigned long long)e->size, e->content_hash,
+               e->rid, e->time, purged ? "  (purged by retention)" : "");
+    }
+}
+
 int cmd_files(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL, *at = NULL, *range = NULL;
@@ -380,6 +408,8 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
                                                purged ? "purged" : "ok"));
         }
         print_json(a);
+    } else if (isatty(STDOUT_FILENO)) {
+        files_print_table(ds, v, n);
     } else {
         for (size_t i = 0; i < n; i++) {
             const silt_file_entry *e = silt_view_entry(v, i);

@@ -24,19 +24,38 @@ static const char *ENV_TEXT =
     "  SILT_ADMIN_TOKEN          (silt serve) a bearer token accepted with the admin scope\n";
 
 static const help_entry HELP[] = {
-    {"init", "create a workspace (.silt/) in a directory", "silt init [DIR]", NULL, "silt init\n"},
-    {"new", "create an empty root, derivative or files dataset", "silt new NAME [--root | --derivative | --files]",
+    {"init", "create a workspace (.silt/) in a directory", "silt init [DIR] [--exists-ok]",
+     "  --exists-ok     succeed when DIR already holds a workspace (scripts, provisioning)\n",
+     "silt init\nsilt init --exists-ok\n"},
+    {"new", "create an empty root, derivative or files dataset, or one with a push source",
+     "silt new NAME [--root | --derivative | --files]\n"
+     "silt new NAME --push-source FORMAT [--merge append|ledger|snapshot --key COL...] [--schema 'name TYPE, ...']",
      "  --root          a root dataset (the default): data comes from sources\n"
      "  --derivative    a derivative dataset (data computed from other datasets)\n"
-     "  --files         a files dataset: transactions of files, views, branches\n",
-     "silt new sales\nsilt new --files raw\n"},
-    {"add", "create datasets (and Source/Flow resources) from manifests", "silt add MANIFEST.yaml...", NULL,
-     "silt add examples/city-populations.yaml\n"},
+     "  --files         a files dataset: transactions of files, views, branches\n"
+     "  --push-source F add push source 'default' reading F: csv (header; types inferred\n"
+     "                  from the first 20480 rows unless --schema), json, ndjson, geojson,\n"
+     "                  ndgeojson, parquet; `silt ingest NAME FILE` then works right away\n"
+     "  --merge M       append (default), ledger or snapshot (these two need --key)\n"
+     "  --key COL       a primary key column (repeat for several)\n"
+     "  --schema DDL    the columns' types, e.g. 'id BIGINT, name STRING, amount DECIMAL(10,2)'\n",
+     "silt new sales\nsilt new --files raw\nsilt new sales --push-source csv\n"
+     "silt new cities --push-source csv --merge snapshot --key country --key city \\\n"
+     "    --schema 'country STRING, city STRING, population BIGINT'\n"},
+    {"add", "create datasets (and Source/Flow resources) from manifests", "silt add [--replace] MANIFEST.yaml...",
+     "  --replace       replace datasets of the same names (each is built first and swapped in;\n"
+     "                  if building it fails, the old one stays as it was); new ids\n",
+     "silt add examples/city-populations.yaml\nsilt add --replace examples/city-populations.yaml\n"},
     {"list", "list the datasets of the workspace", "silt list   (alias: ls)", NULL, "silt list\nsilt --json list\n"},
-    {"info", "summary of a dataset: id, rid, head, records, watermark, size", "silt info NAME[@BRANCH]", NULL,
-     "silt info sales\nsilt --json info sales\n"},
+    {"info",
+     "what a dataset is: id, rid, head, records, watermark, size, description, keywords, licence, schema, "
+     "sources (push, polling, flows), branches",
+     "silt info NAME[@BRANCH]", NULL, "silt info sales\nsilt --json info sales\n"},
     {"rename", "rename a dataset (its id and rid stay)", "silt rename NAME NEW_NAME", NULL, "silt rename sales sales.eu\n"},
-    {"delete", "delete datasets", "silt delete NAME...", NULL, "silt delete scratch\n"},
+    {"delete", "delete datasets, all or nothing", "silt delete [-y | --yes] NAME...",
+     "  -y, --yes       do not ask; on a terminal delete asks \"Delete N datasets (…)? [y/N]\"\n"
+     "                  (not on a terminal it never asks). One missing NAME deletes nothing.\n",
+     "silt delete scratch\nsilt delete -y tmp1 tmp2\n"},
     {"ingest", "push data into a dataset through its push source", "silt ingest NAME [FILE...|-] [options]",
      "  --format F         input format: csv, json, ndjson, geojson, ndgeojson, parquet, shp\n"
      "  --event-time T     RFC 3339 event time for records that carry none\n"
@@ -93,7 +112,10 @@ static const help_entry HELP[] = {
      "  --base DIR    logical paths relative to DIR\n"
      "  --as PATH     the logical path of the only file\n",
      "silt upload raw data/ --type snapshot\n"},
-    {"files", "the files of a view of a files dataset", "silt files NAME[@BRANCH] [--at RID | --range START..END]",
+    {"files",
+     "the files of a view of a files dataset (on a terminal: a header row, or \"(no files)\"; "
+     "in a pipe: PATH, SIZE, CONTENT HASH, TRANSACTION, TIME separated by tabs)",
+     "silt files NAME[@BRANCH] [--at RID | --range START..END]",
      "  --at RID             the view as of a committed transaction\n"
      "  --range START..END   the files written from START to END\n",
      "silt files raw\n"},
@@ -113,8 +135,13 @@ static const help_entry HELP[] = {
      "silt retention set raw --keep-days 30\nsilt retention mark raw --dry-run\n"},
     {"gc", "delete objects no retained view needs, and crash leftovers", "silt gc [NAME...] [--dry-run]",
      "  --dry-run   report what would be deleted\n", "silt gc --dry-run\n"},
-    {"log", "the metadata blocks of a dataset, newest first", "silt log NAME[@BRANCH] [-n N] [--yaml | --json]",
-     "  -n N     at most N blocks\n  --yaml   full blocks as YAML\n", "silt log sales -n 3\n"},
+    {"log", "the metadata blocks of a dataset, newest first",
+     "silt log NAME[@BRANCH] [-n N] [--detail | --yaml | --json]",
+     "  -n N       at most N blocks\n"
+     "  --detail   each block's main fields: for AddData the records and offsets, data and\n"
+     "             checkpoint hashes and sizes, watermark and source state\n"
+     "  --yaml     full blocks as YAML\n",
+     "silt log sales -n 3\nsilt log sales --detail\n"},
     {"append", "append metadata events to a dataset", "silt append NAME EVENT.yaml...", NULL,
      "silt append sales set-info.yaml\n"},
     {"verify", "check every hash and chain rule of datasets", "silt verify NAME...|--all",

@@ -65,10 +65,36 @@ int silt_workspace_mktemp(silt_workspace *ws, char **out);
 
 typedef enum silt_dataset_kind { SILT_ROOT = 0, SILT_DERIVATIVE = 1 } silt_dataset_kind;
 
-/* Creates an empty dataset (Seed block only). Names: [A-Za-z0-9._-], 1..100
- * chars, not starting with '.' or '-'. SILT_EEXISTS when the name is taken. */
+/* Creates an empty dataset (Seed block only). Names follow the ODF
+ * DatasetName grammar: ASCII letters and digits, with single '-' or '.'
+ * between two of them ("sales", "city-populations", "com.example.sales"),
+ * at most 100 characters; SILT_EINVAL otherwise. SILT_EEXISTS when the
+ * name is taken. (References also resolve names created under silt's older
+ * rule, [A-Za-z0-9._-], so such datasets can be renamed.) */
 int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name,
                         silt_dataset_kind kind);
+
+/* A push source for silt_dataset_create_push (`silt new NAME --push-source`). */
+typedef struct silt_push_source_spec {
+    const char *format;      /* csv, json, ndjson, geojson, ndgeojson, parquet */
+    const char *merge;       /* append (NULL = append), ledger, snapshot */
+    const char *const *keys; /* primary key columns: required by ledger and
+                                snapshot, refused with append */
+    size_t nkeys;
+    const char *schema;      /* NULL, or DDL "name TYPE, name TYPE, …" (the ODF
+                                ddlSchema entries, split at top-level commas) */
+} silt_push_source_spec;
+
+/* Creates a root dataset whose chain is Seed + AddPushSource (sourceName
+ * "default", the format's ReadStep — Csv with header: true, and
+ * inferSchema: true unless a schema is given — the schema as ddlSchema, the
+ * merge strategy with its primaryKey), so that silt_dataset_ingest accepts
+ * files right away. All or nothing, like silt_dataset_create; options are
+ * checked first (SILT_EINVAL naming the option: unknown format or merge,
+ * a missing or needless key, a bad schema entry). *out is the opened
+ * dataset (caller frees). */
+int silt_dataset_create_push(silt_dataset **out, silt_workspace *ws, const char *name,
+                             const silt_push_source_spec *spec);
 
 /* Creates datasets from a manifest file holding one or more YAML documents
  * (`kind: DatasetSnapshot, version: 1`). The Seed is generated, then every
@@ -77,6 +103,11 @@ int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name
  * receives a malloc'd, NULL-terminated array of created names (free each and
  * the array with silt_strv_free). */
 int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path);
+/* Like silt_dataset_add_manifest; with `replace`, a dataset whose name is
+ * taken is replaced (`silt add --replace`): the new one is built completely
+ * first, then swapped in under the workspace lock, so when building it fails
+ * the old one is kept unchanged. The new dataset has a new id. */
+int silt_dataset_add_manifest_ex(char ***names_out, silt_workspace *ws, const char *path, bool replace);
 
 /* Opens by reference without reading the chain (no block is loaded, the
  * summary is not used): for silt_dataset_verify_branches of a dataset whose
@@ -94,6 +125,11 @@ void silt_dataset_free(silt_dataset *ds);
 
 int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_name);
 int silt_dataset_delete(silt_workspace *ws, const char *ref);
+/* Deletes the `n` datasets of `refs`, all or nothing: every reference is
+ * resolved under the workspace lock before anything is removed, so one
+ * that is not found (or names a branch) deletes nothing and the error names
+ * it ("dataset 'b' not found; nothing deleted"). A dataset named twice is deleted once. */
+int silt_dataset_delete_many(silt_workspace *ws, const char *const *refs, size_t n);
 
 /* Sorted (by name) list of dataset names; NULL-terminated; free with silt_strv_free. */
 int silt_dataset_list(char ***names_out, silt_workspace *ws);

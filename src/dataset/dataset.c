@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dataset/dataset_internal.h"
 #include "odf/block.h"
@@ -208,11 +209,8 @@ static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char
         return silt_err(SILT_EINVAL, "invalid dataset reference '%s': name too long", ref);
     memcpy(name, ref, nlen);
     name[nlen] = '\0';
-    if (!silt_ds_name_valid(name))
-        return silt_err(SILT_EINVAL,
-                        "invalid dataset reference '%s': names use [A-Za-z0-9._-], 1..100 chars, "
-                        "not starting with '.' or '-'",
-                        ref);
+    if (!silt_ds_name_ref_ok(name))
+        return silt_err(SILT_EINVAL, "invalid dataset reference '%s': " SILT_DS_NAME_RULE, ref);
     if (at && !silt_store_valid_branch_name(at + 1))
         return silt_err(SILT_EINVAL, "invalid dataset reference '%s': bad branch name", ref);
     int rc = silt_ws_find_by_name(ws, name, dir_out);
@@ -406,10 +404,44 @@ static int create_staged(silt_workspace *ws, const char *name, int32_t odf_kind,
     return 0;
 }
 
+/* Under the workspace lock: checks that `name` is free or, with `replace`,
+ * moves the dataset holding it into a fresh trash dir (*old_out = the
+ * moved path, *home_out = where it was; both malloc'd, NULL if none). */
+static int publish_clear_name(silt_workspace *ws, const char *name, bool replace, char **old_out,
+                              char **home_out)
+{
+    char *other = NULL, *trash = NULL;
+    int rc = silt_ws_find_by_name(ws, name, &other);
+    if (rc == SILT_ENOTFOUND) {
+        silt_err_clear();
+        return 0;
+    }
+    if (rc == 0 && !replace)
+        rc = silt_err(SILT_EEXISTS, "dataset '%s' already exists", name);
+    if (rc == 0)
+        rc = silt_ws_mktemp(ws, "trash", &trash);
+    char *old = trash ? silt_path_join(trash, "dataset", NULL) : NULL;
+    if (rc == 0 && !old)
+        rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+    if (rc == 0 && rename(other, old) != 0)
+        rc = silt_err(SILT_EIO, "%s: cannot move dataset to trash: %s", other, strerror(errno));
+    free(trash);
+    if (rc < 0) {
+        free(old);
+        free(other);
+        return rc;
+    }
+    *old_out = old;
+    *home_out = other;
+    return 0;
+}
+
 /* Moves a staged dataset into datasets/ under the workspace lock, after
- * re-checking that its name is free. Consumes (removes) the staging dir on
- * failure. *dir_out (may be NULL) receives the final directory. */
-static int publish(silt_workspace *ws, const char *stage, const char *name, const char *id,
+ * re-checking that its name is free (with `replace`: the dataset of that
+ * name is replaced, and restored if the move fails). Consumes (removes) the
+ * staging dir on failure. *dir_out (may be NULL) receives the final
+ * directory. */
+static int publish(silt_workspace *ws, const char *stage, const char *name, const char *id, bool replace,
                    char **dir_out)
 {
     char *dest = silt_path_join(ws->datasets, id + 8 /* after "did:odf:" */, NULL);
@@ -417,24 +449,32 @@ static int publish(silt_workspace *ws, const char *stage, const char *name, cons
         silt_fs_remove_tree(stage);
         return silt_err(SILT_ENOMEM, "dataset: out of memory");
     }
+    char *old = NULL, *home = NULL;
     int fd = silt_ws_lock(ws);
-    int rc = fd < 0 ? fd : 0;
-    if (rc == 0) {
-        char *other = NULL;
-        rc = silt_ws_find_by_name(ws, name, &other);
-        free(other);
-        if (rc == 0)
-            rc = silt_err(SILT_EEXISTS, "dataset '%s' already exists", name);
-        else if (rc == SILT_ENOTFOUND)
-            rc = 0;
-    }
+    int rc = fd < 0 ? fd : publish_clear_name(ws, name, replace, &old, &home);
     if (rc == 0 && rename(stage, dest) != 0)
         rc = silt_err(SILT_EIO, "%s: cannot move dataset into place: %s", dest, strerror(errno));
     if (rc == 0)
         rc = silt_fs_fsync_dir(ws->datasets);
-    silt_ws_unlock(fd);
     if (rc < 0) {
         silt_fs_remove_tree(silt_fs_is_dir(stage) ? stage : dest);
+        if (old)
+            (void)rename(old, home); /* the replaced dataset comes back */
+    }
+    if (fd >= 0)
+        silt_ws_unlock(fd);
+    if (old) {
+        char *trash = strrchr(old, '/');
+        if (trash)
+            *trash = '\0';
+        if (rc == 0 && silt_fs_remove_tree(old) < 0)
+            silt_err_clear(); /* leftovers in trash/ are garbage */
+        else if (rc < 0)
+            rmdir(old);
+    }
+    free(old);
+    free(home);
+    if (rc < 0) {
         free(dest);
         return rc;
     }
@@ -448,10 +488,7 @@ static int publish(silt_workspace *ws, const char *stage, const char *name, cons
 int silt_ds_check_name_free(silt_workspace *ws, const char *name)
 {
     if (!silt_ds_name_valid(name))
-        return silt_err(SILT_EINVAL,
-                        "invalid dataset name '%s': use [A-Za-z0-9._-], 1..100 chars, not starting "
-                        "with '.' or '-'",
-                        name ? name : "");
+        return silt_err(SILT_EINVAL, "invalid dataset name '%s': " SILT_DS_NAME_RULE, name ? name : "");
     char *dir = NULL;
     int rc = silt_ws_find_by_name(ws, name, &dir);
     free(dir);
@@ -482,7 +519,7 @@ int silt_dataset_create(silt_dataset **out, silt_workspace *ws, const char *name
     memcpy(id, staged->id, sizeof id);
     silt_dataset_free(staged);
     char *dir = NULL;
-    rc = publish(ws, stage, name, id, &dir);
+    rc = publish(ws, stage, name, id, false, &dir);
     free(stage);
     if (rc == 0)
         rc = silt_ds_open_dir(out, ws, dir, NULL);
@@ -499,10 +536,8 @@ int silt_ds_read_text(const char *path, silt_buf *b)
 int silt_ds_check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s)
 {
     if (!silt_ds_name_valid(s->name))
-        return silt_err(SILT_EINVAL,
-                        "%s:%d: content.name: invalid dataset name '%s' (use [A-Za-z0-9._-], 1..100 "
-                        "chars, not starting with '.' or '-')",
-                        path, line, s->name ? s->name : "");
+        return silt_err(SILT_EINVAL, "%s:%d: content.name: invalid dataset name '%s': " SILT_DS_NAME_RULE, path,
+                        line, s->name ? s->name : "");
     for (size_t i = 0; i < s->metadata.n; i++) {
         if (s->metadata.items[i].type == ODF_MetadataEvent_Seed)
             return silt_err(SILT_EINVAL,
@@ -522,9 +557,13 @@ const char *silt_ds_event_kind_name(uint8_t type)
     return odf_udesc_MetadataEvent.kinds[type - 1];
 }
 
-int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s)
+int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s,
+                         bool replace)
 {
-    int rc = silt_ds_check_name_free(ws, s->name);
+    int rc = replace ? (silt_ds_name_valid(s->name)
+                            ? 0
+                            : silt_err(SILT_EINVAL, "invalid dataset name '%s': " SILT_DS_NAME_RULE, s->name))
+                     : silt_ds_check_name_free(ws, s->name);
     if (rc < 0)
         return silt_err_context(rc, "%s:%d", path, line);
     silt_dataset *ds = NULL;
@@ -546,7 +585,7 @@ int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const o
         free(stage);
         return rc;
     }
-    rc = publish(ws, stage, s->name, id, NULL);
+    rc = publish(ws, stage, s->name, id, replace, NULL);
     free(stage);
     if (rc < 0)
         return silt_err_context(rc, "%s:%d", path, line);
@@ -558,10 +597,7 @@ int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const o
 int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_name)
 {
     if (!silt_ds_name_valid(new_name))
-        return silt_err(SILT_EINVAL,
-                        "invalid dataset name '%s': use [A-Za-z0-9._-], 1..100 chars, not starting "
-                        "with '.' or '-'",
-                        new_name ? new_name : "");
+        return silt_err(SILT_EINVAL, "invalid dataset name '%s': " SILT_DS_NAME_RULE, new_name ? new_name : "");
     int fd = silt_ws_lock(ws);
     if (fd < 0)
         return fd;
@@ -588,31 +624,95 @@ int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_nam
     return rc;
 }
 
-int silt_dataset_delete(silt_workspace *ws, const char *ref)
+/* Resolves every reference of a delete to its directory (dirs[i], malloc'd;
+ * a dataset named twice keeps only its first entry, the others NULL). */
+static int delete_resolve(silt_workspace *ws, const char *const *refs, size_t n, char **dirs)
 {
+    for (size_t i = 0; i < n; i++) {
+        char *branch = NULL;
+        int rc = resolve_ref(ws, refs[i], &dirs[i], &branch);
+        if (rc == 0 && branch)
+            rc = silt_err(SILT_EINVAL, "delete: '%s' names a branch; give the dataset name", refs[i]);
+        free(branch);
+        if (rc < 0 && n > 1) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", silt_error_last());
+            return silt_err(rc, "%s; nothing deleted", msg);
+        }
+        if (rc < 0)
+            return rc;
+        for (size_t j = 0; j < i; j++)
+            if (dirs[j] && strcmp(dirs[j], dirs[i]) == 0) {
+                free(dirs[i]);
+                dirs[i] = NULL;
+                break;
+            }
+    }
+    return 0;
+}
+
+/* Moves the resolved datasets into `trash` (as trash/<i>); on a failure
+ * the ones already moved go back, so either all are moved or none. */
+static int delete_move(const char *trash, char **dirs, size_t n)
+{
+    int rc = 0;
+    size_t moved = 0;
+    char sub[32];
+    for (; moved < n && rc == 0; moved++) {
+        if (!dirs[moved])
+            continue;
+        snprintf(sub, sizeof sub, "%zu", moved);
+        char *dest = silt_path_join(trash, sub, NULL);
+        if (!dest)
+            rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
+        else if (rename(dirs[moved], dest) != 0)
+            rc = silt_err(SILT_EIO, "%s: cannot move dataset to trash: %s", dirs[moved], strerror(errno));
+        free(dest);
+        if (rc < 0)
+            break;
+    }
+    for (size_t i = 0; rc < 0 && i < moved; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(sub, sizeof sub, "%zu", i);
+        char *dest = silt_path_join(trash, sub, NULL);
+        if (dest)
+            (void)rename(dest, dirs[i]); /* best effort; the first error is reported */
+        free(dest);
+    }
+    return rc;
+}
+
+int silt_dataset_delete_many(silt_workspace *ws, const char *const *refs, size_t n)
+{
+    if (n == 0)
+        return 0;
+    char **dirs = calloc(n, sizeof *dirs);
+    if (!dirs)
+        return silt_err(SILT_ENOMEM, "dataset: out of memory");
+    char *trash = NULL;
     int fd = silt_ws_lock(ws);
-    if (fd < 0)
-        return fd;
-    char *dir = NULL, *branch = NULL, *trash = NULL, *dest = NULL;
-    int rc = resolve_ref(ws, ref, &dir, &branch);
-    if (rc == 0 && branch)
-        rc = silt_err(SILT_EINVAL, "delete: '%s' names a branch; give the dataset name", ref);
+    int rc = fd < 0 ? fd : delete_resolve(ws, refs, n, dirs);
     if (rc == 0)
         rc = silt_ws_mktemp(ws, "trash", &trash);
-    if (rc == 0 && !(dest = silt_path_join(trash, "dataset", NULL)))
-        rc = silt_err(SILT_ENOMEM, "dataset: out of memory");
-    if (rc == 0 && rename(dir, dest) != 0)
-        rc = silt_err(SILT_EIO, "%s: cannot move dataset to trash: %s", dir, strerror(errno));
+    if (rc == 0)
+        rc = delete_move(trash, dirs, n);
     if (rc == 0)
         rc = silt_fs_fsync_dir(ws->datasets);
-    silt_ws_unlock(fd);
+    if (fd >= 0)
+        silt_ws_unlock(fd);
     if (trash && silt_fs_remove_tree(trash) < 0 && rc == 0)
-        silt_err_clear(); /* the dataset is gone; leftovers in trash/ are garbage */
-    free(dest);
+        silt_err_clear(); /* the datasets are gone; leftovers in trash/ are garbage */
     free(trash);
-    free(dir);
-    free(branch);
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
     return rc;
+}
+
+int silt_dataset_delete(silt_workspace *ws, const char *ref)
+{
+    return silt_dataset_delete_many(ws, &ref, 1);
 }
 
 void silt_strv_free(char **v)

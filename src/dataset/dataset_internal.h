@@ -47,8 +47,19 @@ void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64]);
 
 /* ---- workspace.c ---- */
 
-/* Dataset names: [A-Za-z0-9._-], 1..100 chars, not starting with '.'/'-'. */
+/* Dataset names follow the ODF grammar (DatasetName = Hostname): parts of
+ * ASCII letters and digits joined by single '-', separated by single '.';
+ * at most SILT_DS_NAME_MAX characters. SILT_DS_NAME_RULE is that rule for
+ * error messages. */
+#define SILT_DS_NAME_MAX 100
+#define SILT_DS_NAME_RULE                                                                          \
+    "a name is letters and digits, with single '-' or '.' between them (the ODF DatasetName "    \
+    "grammar, e.g. 'sales', 'city-populations', 'com.example.sales'), at most 100 characters"
 bool silt_ds_name_valid(const char *name);
+/* What a reference may name: a valid name, or one created under silt's
+ * older rule ([A-Za-z0-9._-], not starting with '.' or '-'), so that such
+ * datasets can still be opened, renamed and deleted. */
+bool silt_ds_name_ref_ok(const char *name);
 /* Takes the workspace lock `.silt/lock` (exclusive flock); returns the fd to
  * pass to silt_ws_unlock, or a negative code. */
 int silt_ws_lock(silt_workspace *ws);
@@ -161,8 +172,11 @@ int silt_ds_check_name_free(silt_workspace *ws, const char *name);
  * anything is built; errors are "PATH:LINE: …". */
 int silt_ds_check_snapshot(const char *path, int line, const odf_DatasetSnapshot *s);
 /* Builds the dataset of one snapshot in .silt/tmp/ and publishes it
- * (all-or-nothing). */
-int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s);
+ * (all-or-nothing). With `replace`, a dataset of the same name is replaced
+ * once the new one is complete (kept when building the new one fails);
+ * otherwise a taken name is SILT_EEXISTS. */
+int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const odf_DatasetSnapshot *s,
+                         bool replace);
 /* "SetInfo", "AddData", … of a MetadataEvent union tag ("?" if unknown). */
 const char *silt_ds_event_kind_name(uint8_t type);
 

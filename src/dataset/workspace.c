@@ -30,9 +30,41 @@
 #include "util/fsutil.h"
 #include "util/scratch.h"
 
+/* ODF DatasetName = Hostname (spec "Dataset Identity"):
+ *   Hostname  = Subdomain ("." Subdomain)*
+ *   Subdomain = [a-zA-Z0-9]+ ("-" [a-zA-Z0-9]+)*
+ * i.e. ASCII letters and digits; '.' and '-' only between two of them.
+ * silt adds one bound, SILT_DS_NAME_MAX characters (docs/decisions.md). */
+static bool is_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 bool silt_ds_name_valid(const char *name)
 {
-    return silt_store_valid_branch_name(name); /* same alphabet and limits */
+    if (!name)
+        return false;
+    size_t n = strlen(name);
+    if (n == 0 || n > SILT_DS_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (is_alnum(c))
+            continue;
+        if (c != '.' && c != '-')
+            return false;
+        /* a separator needs a letter or digit on both sides */
+        if (i == 0 || i + 1 == n || !is_alnum(name[i - 1]) || !is_alnum(name[i + 1]))
+            return false;
+    }
+    return true;
+}
+
+bool silt_ds_name_ref_ok(const char *name)
+{
+    /* names of datasets created before the ODF rule (e.g. with '_') still
+     * resolve, so they can be renamed or deleted */
+    return silt_ds_name_valid(name) || silt_store_valid_branch_name(name);
 }
 
 int silt_workspace_init(const char *dir)

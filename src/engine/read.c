@@ -1297,6 +1297,15 @@ static int first_bad_cb(void *ctx, size_t ncols, const char *const *names, const
     return 1;
 }
 
+/* CSV inferSchema looks at the first SILT_INFER_SAMPLE_ROWS rows (DuckDB's
+ * read_csv default sample_size); every later row is still checked against
+ * the chosen types (check_inferred), so a value that does not fit is an
+ * error naming its row and column, never a NULL or a rounded number. */
+#define SILT_INFER_SAMPLE_ROWS 20480
+
+static int report_bad_value(rd *r, const char *stg_ident, const char *path, stg_col *cols, size_t n,
+                            const first_bad *fb, bool misfit);
+
 /* Checks that every non-null value converts; errors name the first bad one. */
 static int check_conversions(rd *r, const char *stg_ident, const char *path, stg_col *cols, size_t n, bool from_text)
 {
@@ -1324,10 +1333,19 @@ static int check_conversions(rd *r, const char *stg_ident, const char *path, stg
     silt_buf_free(&q);
     if (rc || !fb.found)
         return rc;
-    stg_col *c = &cols[fb.col];
+    return report_bad_value(r, stg_ident, path, cols, n, &fb, false);
+}
+
+/* The error of the first bad value `fb`: row, line, column, value; with
+ * `misfit`, a value that does not fit the type inferSchema chose. */
+static int report_bad_value(rd *r, const char *stg_ident, const char *path, stg_col *cols, size_t n,
+                            const first_bad *fb, bool misfit)
+{
+    int rc = 0;
+    stg_col *c = &cols[fb->col];
     char *val = NULL;
     silt_buf vq = SILT_BUF_INIT;
-    rc = silt_buf_printf(&vq, "SELECT CAST(%s AS VARCHAR) FROM %s WHERE rowid = %llu", c->ident, stg_ident, fb.row);
+    rc = silt_buf_printf(&vq, "SELECT CAST(%s AS VARCHAR) FROM %s WHERE rowid = %llu", c->ident, stg_ident, fb->row);
     if (!rc)
         silt_engine_query_text(r->e, &val, vq.data);
     silt_buf_free(&vq);
@@ -1335,13 +1353,21 @@ static int check_conversions(rd *r, const char *stg_ident, const char *path, stg
         return rc;
     size_t line = 0;
     if (r->rows_have_lines)
-        line = r->kind == ODF_ReadStep_Csv ? csv_row_line(r, path, n, (size_t)fb.row) : ndjson_row_line(path, (size_t)fb.row);
+        line = r->kind == ODF_ReadStep_Csv ? csv_row_line(r, path, n, (size_t)fb->row) : ndjson_row_line(path, (size_t)fb->row);
     char lbuf[48] = "";
     if (line)
         snprintf(lbuf, sizeof lbuf, " (line %zu)", line);
     char vbuf[128];
-    rc = silt_err(SILT_EINVAL, "%s: row %llu%s, column '%s': cannot convert '%s' to %s", r->display, fb.row + 1, lbuf,
-                  c->name, val ? shown(val, vbuf, 100) : "", c->type);
+    if (misfit)
+        rc = silt_err(SILT_EINVAL,
+                      "%s: row %llu%s, column '%s': '%s' is not a %s value (inferSchema chose %s from the first %d "
+                      "rows: declare the types instead, with ddlSchema or `silt new NAME --push-source csv --schema "
+                      "'name TYPE, ...'`)",
+                      r->display, fb->row + 1, lbuf, c->name, val ? shown(val, vbuf, 100) : "", c->type, c->type,
+                      SILT_INFER_SAMPLE_ROWS);
+    else
+        rc = silt_err(SILT_EINVAL, "%s: row %llu%s, column '%s': cannot convert '%s' to %s", r->display, fb->row + 1,
+                      lbuf, c->name, val ? shown(val, vbuf, 100) : "", c->type);
     free(val);
     return rc;
 }
@@ -1351,10 +1377,12 @@ typedef struct infer_res {
     const char **types;
 } infer_res;
 
+static const char *const INFER_CAND[] = {"BIGINT", "DOUBLE", "BOOLEAN", "DATE", "TIMESTAMP"};
+
 static int infer_cb(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
 {
     infer_res *ir = ctx;
-    static const char *cand[] = {"BIGINT", "DOUBLE", "BOOLEAN", "DATE", "TIMESTAMP"};
+    const char *const *cand = INFER_CAND;
     for (size_t i = 0; i < ir->ncols; i++) {
         const char *cnt = vals[i * 6];
         ir->types[i] = "VARCHAR";
@@ -1369,35 +1397,50 @@ static int infer_cb(void *ctx, size_t ncols, const char *const *names, const cha
     return 0;
 }
 
+/* Appends the inferSchema test of candidate INFER_CAND[k] for the text value
+ * expression `v` (non-NULL): stricter than the conversion for BIGINT (no
+ * "1.5", which the cast would round), BOOLEAN and DATE. */
+static int infer_pred(rd *r, silt_buf *q, const char *v, size_t k)
+{
+    if (k == 0)
+        return silt_buf_printf(q, "(regexp_full_match(%s, '[+-]?[0-9]+') AND TRY_CAST(%s AS BIGINT) IS NOT NULL)", v, v);
+    if (k == 2)
+        return silt_buf_printf(q, "(lower(%s) IN ('true', 'false'))", v);
+    if (k == 3 && !r->datefmt.len)
+        return silt_buf_printf(q, "(regexp_full_match(%s, '[0-9]{4}-[0-9]{2}-[0-9]{2}') AND TRY_CAST(%s AS DATE) IS NOT NULL)", v, v);
+    int rc = silt_buf_puts(q, "((");
+    rc = rc ? rc : conv_expr(r, q, v, INFER_CAND[k], true, false);
+    return rc ? rc : silt_buf_puts(q, ") IS NOT NULL)");
+}
+
+/* Index of an inferred type in INFER_CAND, or -1 (VARCHAR). */
+static int infer_cand(const char *t)
+{
+    for (int k = 0; t && k < 5; k++)
+        if (t == INFER_CAND[k])
+            return k;
+    return -1;
+}
+
 /* CSV inferSchema: per column the first of BIGINT, DOUBLE, BOOLEAN, DATE,
- * TIMESTAMP that every non-empty value converts to, else VARCHAR. */
+ * TIMESTAMP that every non-empty value of the sample converts to, else
+ * VARCHAR. */
 static int infer_types(rd *r, const char *stg_ident, stg_col *cols, size_t n)
 {
     silt_buf q = SILT_BUF_INIT;
     int rc = silt_buf_puts(&q, "SELECT ");
-    static const char *cand[] = {"BIGINT", "DOUBLE", "BOOLEAN", "DATE", "TIMESTAMP"};
     for (size_t i = 0; i < n && !rc; i++) {
         silt_buf v = SILT_BUF_INIT;
         rc = value_expr(&v, cols[i].ident, "BIGINT", true);
         rc = rc ? rc : silt_buf_printf(&q, "%scount(%s)", i ? ", " : "", v.data);
         for (size_t k = 0; k < 5 && !rc; k++) {
             rc = silt_buf_printf(&q, ", coalesce(bool_and(CASE WHEN (%s) IS NULL THEN NULL ELSE ", v.data);
-            if (k == 0)
-                rc = rc ? rc : silt_buf_printf(&q, "regexp_full_match(%s, '[+-]?[0-9]+') AND TRY_CAST(%s AS BIGINT) IS NOT NULL", v.data, v.data);
-            else if (k == 2)
-                rc = rc ? rc : silt_buf_printf(&q, "lower(%s) IN ('true', 'false')", v.data);
-            else if (k == 3 && !r->datefmt.len)
-                rc = rc ? rc : silt_buf_printf(&q, "regexp_full_match(%s, '[0-9]{4}-[0-9]{2}-[0-9]{2}') AND TRY_CAST(%s AS DATE) IS NOT NULL", v.data, v.data);
-            else {
-                rc = rc ? rc : silt_buf_puts(&q, "(");
-                rc = rc ? rc : conv_expr(r, &q, v.data, cand[k], true, false);
-                rc = rc ? rc : silt_buf_puts(&q, ") IS NOT NULL");
-            }
+            rc = rc ? rc : infer_pred(r, &q, v.data, k);
             rc = rc ? rc : silt_buf_puts(&q, " END), true)");
         }
         silt_buf_free(&v);
     }
-    rc = rc ? rc : silt_buf_printf(&q, " FROM %s", stg_ident);
+    rc = rc ? rc : silt_buf_printf(&q, " FROM %s WHERE rowid < %d", stg_ident, SILT_INFER_SAMPLE_ROWS);
     const char **types = calloc(n ? n : 1, sizeof *types);
     if (!types && !rc)
         rc = silt_err(SILT_ENOMEM, "out of memory");
@@ -1411,6 +1454,82 @@ static int infer_types(rd *r, const char *stg_ident, stg_col *cols, size_t n)
         cols[i].type = types[i] ? types[i] : "VARCHAR";
     free(types);
     silt_buf_free(&q);
+    return rc;
+}
+
+/* Checks the rows after the sample against the types inferSchema chose
+ * (the same tests as the inference); errors name the first misfit. */
+static int check_inferred(rd *r, const char *stg_ident, const char *path, stg_col *cols, size_t n)
+{
+    silt_buf q = SILT_BUF_INIT;
+    int rc = silt_buf_puts(&q, "SELECT r, k FROM (SELECT rowid AS r, CASE");
+    size_t nchecks = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int k = infer_cand(cols[i].type);
+        if (k < 0)
+            continue;
+        silt_buf v = SILT_BUF_INIT;
+        rc = value_expr(&v, cols[i].ident, "BIGINT", true);
+        rc = rc ? rc : silt_buf_printf(&q, " WHEN (%s) IS NOT NULL AND NOT ", v.data);
+        rc = rc ? rc : infer_pred(r, &q, v.data, (size_t)k);
+        rc = rc ? rc : silt_buf_printf(&q, " THEN %zu", i);
+        silt_buf_free(&v);
+        nchecks++;
+    }
+    rc = rc ? rc : silt_buf_printf(&q, " END AS k FROM %s WHERE rowid >= %d) WHERE k IS NOT NULL ORDER BY r LIMIT 1",
+                                   stg_ident, SILT_INFER_SAMPLE_ROWS);
+    first_bad fb = {0};
+    if (!rc && nchecks) {
+        int qrc = silt_engine_query_rows(r->e, q.data, first_bad_cb, &fb);
+        if (qrc < 0)
+            rc = silt_err_context(qrc, "%s", r->display);
+    }
+    silt_buf_free(&q);
+    if (rc || !fb.found)
+        return rc;
+    return report_bad_value(r, stg_ident, path, cols, n, &fb, true);
+}
+
+/* Fast path of CSV inferSchema: the types chosen from the first
+ * SILT_INFER_SAMPLE_ROWS rows, read as text (*types_out: static strings,
+ * malloc'd array). The slow path chooses the same ones from the same
+ * rows. */
+static int fast_csv_infer(rd *r, const char *src, const strlist *names, const char ***types_out)
+{
+    static const char SMP[] = "__silt_infer_sample";
+    silt_buf sql = SILT_BUF_INIT;
+    int rc = silt_buf_printf(&sql, "CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM ", SMP);
+    rc = rc ? rc : csv_read_opts(r, &sql, src);
+    rc = rc ? rc : silt_buf_puts(&sql, ", columns={");
+    for (size_t i = 0; i < names->n && !rc; i++) {
+        rc = silt_buf_puts(&sql, i ? ", " : "");
+        rc = rc ? rc : buf_sql_str(&sql, names->v[i]);
+        rc = rc ? rc : silt_buf_puts(&sql, ": 'VARCHAR'");
+    }
+    rc = rc ? rc : silt_buf_printf(&sql, "}) LIMIT %d", SILT_INFER_SAMPLE_ROWS);
+    rc = rc ? rc : silt_engine_exec(r->e, sql.data);
+    silt_buf_free(&sql);
+    stg_col *cols = calloc(names->n ? names->n : 1, sizeof *cols);
+    if (!rc && !cols)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < names->n && !rc; i++)
+        if (!(cols[i].ident = silt_sql_ident(names->v[i])))
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+    char ident[64];
+    snprintf(ident, sizeof ident, "temp.main.%s", SMP);
+    rc = rc ? rc : infer_types(r, ident, cols, names->n);
+    const char **types = rc ? NULL : calloc(names->n ? names->n : 1, sizeof *types);
+    if (!rc && !types)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < names->n; i++) {
+        if (types)
+            types[i] = cols[i].type;
+        if (cols)
+            free(cols[i].ident);
+    }
+    free(cols);
+    silt_engine_execf(r->e, "DROP TABLE IF EXISTS temp.main.%s", SMP);
+    *types_out = types;
     return rc;
 }
 
@@ -1462,10 +1581,13 @@ static int convert_file(rd *r, const char *path, const char *stg, silt_buf *sel)
     }
     if (!rc && !n)
         rc = silt_err(SILT_EINVAL, "%s: no columns", r->display);
-    if (!rc && !r->schema && r->kind == ODF_ReadStep_Csv && r->csv->has_infer_schema && r->csv->infer_schema)
+    bool inferred = !r->schema && r->kind == ODF_ReadStep_Csv && r->csv->has_infer_schema && r->csv->infer_schema;
+    if (!rc && inferred)
         rc = infer_types(r, stg_ident, cols, n);
     if (!rc && r->schema)
         rc = check_conversions(r, stg_ident, path, cols, n, from_text);
+    if (!rc && inferred)
+        rc = check_inferred(r, stg_ident, path, cols, n);
     for (size_t i = 0; i < n && !rc; i++) {
         rc = silt_buf_puts(sel, i ? ", " : "");
         if (!rc && cols[i].type && !(from_text && type_is(cols[i].type, "VARCHAR"))) {
@@ -1708,6 +1830,28 @@ static int fast_text_col(rd *r, silt_buf *sel, const char *name, const char *t)
     return rc;
 }
 
+/* Appends "<expr> AS <name>" for text column `name` inferred as type
+ * INFER_CAND[k]: a value failing the inference's test raises an error (the
+ * caller then runs the slow path, which reports it with its row). */
+static int fast_inferred_col(rd *r, silt_buf *sel, const char *name, const char *t, size_t k)
+{
+    char *id = silt_sql_ident(name);
+    if (!id)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    silt_buf v = SILT_BUF_INIT, tv = SILT_BUF_INIT;
+    int rc = value_expr(&tv, id, "BIGINT", true);
+    rc = rc ? rc : value_expr(&v, id, t, true);
+    rc = rc ? rc : silt_buf_printf(sel, "CASE WHEN (%s) IS NOT NULL AND NOT ", tv.data);
+    rc = rc ? rc : infer_pred(r, sel, tv.data, k);
+    rc = rc ? rc : silt_buf_puts(sel, " THEN error('inferSchema: value does not fit') ELSE ");
+    rc = rc ? rc : conv_expr(r, sel, v.data, t, true, true);
+    rc = rc ? rc : silt_buf_printf(sel, " END AS %s", id);
+    silt_buf_free(&v);
+    silt_buf_free(&tv);
+    free(id);
+    return rc;
+}
+
 static int fast_csv(rd *r, const char *src, silt_buf *q)
 {
     strlist cols = {0};
@@ -1716,22 +1860,31 @@ static int fast_csv(rd *r, const char *src, silt_buf *q)
     if (!rc)
         r->expect = silt_read_csv_rows(&r->cst, r->csv->has_header && r->csv->header, cols.n);
     bool infer = r->csv->has_infer_schema && r->csv->infer_schema;
+    const char **inferred = NULL;
     if (!rc && !r->schema && infer)
-        rc = FAST_NA;
+        rc = fast_csv_infer(r, src, &cols, &inferred);
     silt_buf sel = SILT_BUF_INIT, from = SILT_BUF_INIT;
     rc = rc ? rc : csv_read_opts(r, &from, src);
     rc = rc ? rc : silt_buf_puts(&from, ", columns={");
     for (size_t i = 0; i < cols.n && !rc; i++) {
-        const char *t = r->schema ? r->sc_types.v[i] : "VARCHAR";
-        bool native = csv_native_type(r, t);
+        const char *t = r->schema ? r->sc_types.v[i] : inferred ? inferred[i] : "VARCHAR";
+        /* inferred BIGINT, BOOLEAN, DATE: read as text, so later rows get
+         * the inference's own (stricter) test */
+        int k = inferred ? infer_cand(t) : -1;
+        bool tested = k == 0 || k == 2 || (k == 3 && !r->datefmt.len);
+        bool native = !tested && csv_native_type(r, t);
         rc = silt_buf_puts(&from, i ? ", " : "");
         rc = rc ? rc : buf_sql_str(&from, cols.v[i]);
         rc = rc ? rc : silt_buf_puts(&from, ": ");
         rc = rc ? rc : buf_sql_str(&from, native ? t : "VARCHAR");
         rc = rc ? rc : silt_buf_puts(&sel, i ? ", " : "");
-        rc = rc ? rc : fast_text_col(r, &sel, cols.v[i], native ? NULL : t);
+        if (tested)
+            rc = rc ? rc : fast_inferred_col(r, &sel, cols.v[i], t, (size_t)k);
+        else
+            rc = rc ? rc : fast_text_col(r, &sel, cols.v[i], native ? NULL : t);
     }
     rc = rc ? rc : silt_buf_printf(q, "SELECT %s FROM %s})", sel.data, from.data);
+    free(inferred);
     silt_buf_free(&sel);
     silt_buf_free(&from);
     strlist_free(&cols);

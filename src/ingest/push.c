@@ -59,6 +59,19 @@ static const char *infer_format(const silt_ingest_opts *o)
     return found;
 }
 
+/* The error of an ingest into a dataset without a push source: it says how
+ * to get one (with the input's format when it is one `silt new
+ * --push-source` knows). */
+static int no_push_source(const char *name, const char *format)
+{
+    const char *f = format && strcmp(format, "shp") != 0 && strcmp(format, "parquet") != 0 ? format : "csv";
+    return silt_err(SILT_EINVAL,
+                    "dataset '%s' has no push source: add one with `silt append %s source.yaml` (kind: "
+                    "AddPushSource), or create a dataset with one: `silt new NAME --push-source %s`; "
+                    "Parquet (--format parquet) needs none",
+                    name, name, f);
+}
+
 int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_ingest_opts *o)
 {
     memset(out, 0, sizeof *out);
@@ -92,10 +105,7 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
             rc = silt_err(SILT_EINVAL, "dataset '%s' has a polling source; use 'silt pull'", ds->name);
         else if (!(o->format ? o->format : infer_format(o)) ||
                  strcmp(o->format ? o->format : infer_format(o), "parquet") != 0)
-            rc = silt_err(SILT_EINVAL,
-                          "dataset '%s' has no push source: add one (AddPushSource) or ingest a "
-                          "self-describing format (--format parquet)",
-                          ds->name);
+            rc = no_push_source(ds->name, o->format ? o->format : infer_format(o));
         else
             rc = silt_read_step_for_format(a, "parquet", &read);
         if (!rc) {

@@ -85,7 +85,7 @@ static int manifest_parse(manifest *m, const silt_buf *text)
 }
 
 /* Creates the datasets; their names go to *names (NULL-terminated). */
-static int manifest_build(manifest *m, silt_workspace *ws, char ***names_out)
+static int manifest_build(manifest *m, silt_workspace *ws, bool replace, char ***names_out)
 {
     char **names = calloc(m->n_snaps + 1, sizeof *names);
     int rc = names ? 0 : silt_err(SILT_ENOMEM, "%s: out of memory", m->path);
@@ -93,7 +93,7 @@ static int manifest_build(manifest *m, silt_workspace *ws, char ***names_out)
     for (size_t i = 0; rc == 0 && i < m->ndocs; i++) {
         if (!m->snaps[i])
             continue; /* a resource */
-        rc = silt_ds_add_snapshot(ws, m->path, m->docs[i].line, m->snaps[i]);
+        rc = silt_ds_add_snapshot(ws, m->path, m->docs[i].line, m->snaps[i], replace);
         if (rc == 0 && !(names[created++] = strdup(m->snaps[i]->name)))
             rc = silt_err(SILT_ENOMEM, "%s: out of memory", m->path);
     }
@@ -106,6 +106,11 @@ static int manifest_build(manifest *m, silt_workspace *ws, char ***names_out)
 }
 
 int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char *path)
+{
+    return silt_dataset_add_manifest_ex(names_out, ws, path, false);
+}
+
+int silt_dataset_add_manifest_ex(char ***names_out, silt_workspace *ws, const char *path, bool replace)
 {
     if (names_out)
         *names_out = NULL;
@@ -120,7 +125,7 @@ int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char 
         rc = silt_res_batch_check(m.resources, ws, m.snap_names, m.n_snaps);
     char **names = NULL;
     if (rc == 0)
-        rc = manifest_build(&m, ws, &names);
+        rc = manifest_build(&m, ws, replace, &names);
     if (rc == 0)
         rc = silt_res_batch_commit(m.resources, ws);
     if (rc == 0 && names_out)

@@ -303,7 +303,7 @@ offset,NAME
 4,Delta
 5,Zürich
 EOF
-add_ds shp_any <<'EOF'
+add_ds shp-any <<'EOF'
     - kind: AddPushSource
       sourceName: default
       read:
@@ -312,7 +312,7 @@ add_ds shp_any <<'EOF'
         kind: Append
 EOF
 fails_like 1 "shapes.zip: the archive contains several .shp files (a/pts.shp, b/more.shp); set subPath to choose one" \
-    ingest shp_any shapes.zip
+    ingest shp-any shapes.zip
 
 # ---- Parquet; non-system timestamps normalized to ms UTC ------------------------
 add_ds pq <<'EOF'

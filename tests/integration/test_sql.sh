@@ -144,7 +144,7 @@ printf 'city,population,event_time\nA,100,2020-01-01\nB,200,2020-01-01\nC,300,20
 printf 'city,population,event_time\nA,110,2020-01-02\nC,300,2020-01-01\nD,400,2020-01-02\n' >s2.csv
 ok add pop.yaml
 ok ingest ca.pop s1.csv --format csv
-FIRST_HEAD=$("$SILT" --json info ca.pop | sed -n 's/.*"head": *"\([^"]*\)".*/\1/p')
+FIRST_HEAD=$(info ca.pop 'd["head"]')
 ok ingest ca.pop s2.csv --format csv
 
 ok sql 'SELECT count(*) AS n, min("offset") AS lo, max("offset") AS hi FROM "ca.pop"' --format csv

@@ -265,57 +265,57 @@ bad_pre() {
     assert_eq "$(info "$name" 'd["records"]')" "0" "no records in $name"
 }
 
-push p_two "$APPEND" <<EOF
+push p-two "$APPEND" <<EOF
         queries:
           - query: "SELECT 1; COPY (SELECT 1) TO '$TARGET'"
 EOF
-bad_pre p_two "silt: ingest into 'p_two': preprocess query: only one statement is allowed (got 2)"
-push p_passwd "$APPEND" <<'EOF'
+bad_pre p-two "silt: ingest into 'p-two': preprocess query: only one statement is allowed (got 2)"
+push p-passwd "$APPEND" <<'EOF'
         query: "SELECT * FROM read_csv('/etc/passwd')"
 EOF
-bad_pre p_passwd "silt: ingest into 'p_passwd': preprocess query: reading files is not allowed: Cannot access file \"/etc/passwd\" - $DISABLED $PRE_FILES_HINT"
-push p_secret "$APPEND" <<'EOF'
+bad_pre p-passwd "silt: ingest into 'p-passwd': preprocess query: reading files is not allowed: Cannot access file \"/etc/passwd\" - $DISABLED $PRE_FILES_HINT"
+push p-secret "$APPEND" <<'EOF'
         query: "SELECT content AS v FROM read_text('.silt/secrets.yaml')"
 EOF
-bad_pre p_secret "silt: ingest into 'p_secret': preprocess query: reading files is not allowed: Cannot access file \".silt/secrets.yaml\" - $DISABLED $PRE_FILES_HINT"
-push p_slice "$APPEND" <<EOF
+bad_pre p-secret "silt: ingest into 'p-secret': preprocess query: reading files is not allowed: Cannot access file \".silt/secrets.yaml\" - $DISABLED $PRE_FILES_HINT"
+push p-slice "$APPEND" <<EOF
         query: "SELECT * FROM read_parquet('$POP_SLICE')"
 EOF
-bad_pre p_slice "silt: ingest into 'p_slice': preprocess query: reading files is not allowed: Cannot access file \"$POP_SLICE\" - $DISABLED $PRE_FILES_HINT"
-push p_tmp "$APPEND" <<EOF
+bad_pre p-slice "silt: ingest into 'p-slice': preprocess query: reading files is not allowed: Cannot access file \"$POP_SLICE\" - $DISABLED $PRE_FILES_HINT"
+push p-tmp "$APPEND" <<EOF
         query: "SELECT * FROM glob('$T_DIR/.silt/tmp/*')"
 EOF
-bad_pre p_tmp "silt: ingest into 'p_tmp': preprocess query: reading files is not allowed: Cannot access file \"$T_DIR/.silt/tmp/*\" - $DISABLED $PRE_FILES_HINT"
-push p_copy "$APPEND" <<EOF
+bad_pre p-tmp "silt: ingest into 'p-tmp': preprocess query: reading files is not allowed: Cannot access file \"$T_DIR/.silt/tmp/*\" - $DISABLED $PRE_FILES_HINT"
+push p-copy "$APPEND" <<EOF
         queries:
           - alias: x
             query: "COPY (SELECT 1) TO '$TARGET'"
           - query: SELECT * FROM x
 EOF
-bad_pre p_copy "silt: ingest into 'p_copy': preprocess query 'x': COPY is not allowed in a query $PRE_HINT"
-push p_head "$APPEND" <<EOF
+bad_pre p-copy "silt: ingest into 'p-copy': preprocess query 'x': COPY is not allowed in a query $PRE_HINT"
+push p-head "$APPEND" <<EOF
         query: "COPY (SELECT 1) TO '$POP_DIR/refs/head'"
 EOF
-bad_pre p_head "silt: ingest into 'p_head': preprocess query: COPY is not allowed in a query $PRE_HINT"
-push p_attach "$APPEND" <<EOF
+bad_pre p-head "silt: ingest into 'p-head': preprocess query: COPY is not allowed in a query $PRE_HINT"
+push p-attach "$APPEND" <<EOF
         queries:
           - alias: a
             query: SELECT * FROM input
           - query: "ATTACH '$TARGET.db' AS x"
 EOF
-bad_pre p_attach "silt: ingest into 'p_attach': preprocess query: ATTACH is not allowed in a query $PRE_HINT"
-push p_set "$APPEND" <<'EOF'
+bad_pre p-attach "silt: ingest into 'p-attach': preprocess query: ATTACH is not allowed in a query $PRE_HINT"
+push p-set "$APPEND" <<'EOF'
         query: SET enable_external_access = true
 EOF
-bad_pre p_set "silt: ingest into 'p_set': preprocess query: SET is not allowed in a query $PRE_HINT"
-push p_install "$APPEND" <<'EOF'
+bad_pre p-set "silt: ingest into 'p-set': preprocess query: SET is not allowed in a query $PRE_HINT"
+push p-install "$APPEND" <<'EOF'
         query: INSTALL httpfs
 EOF
-bad_pre p_install "silt: ingest into 'p_install': preprocess query: INSTALL is not allowed in a query $PRE_HINT"
-push p_explain "$APPEND" <<'EOF'
+bad_pre p-install "silt: ingest into 'p-install': preprocess query: INSTALL is not allowed in a query $PRE_HINT"
+push p-explain "$APPEND" <<'EOF'
         query: EXPLAIN SELECT * FROM input
 EOF
-bad_pre p_explain "silt: ingest into 'p_explain': preprocess query: EXPLAIN is not allowed in a query $PRE_HINT"
+bad_pre p-explain "silt: ingest into 'p-explain': preprocess query: EXPLAIN is not allowed in a query $PRE_HINT"
 no_target "preprocess"
 assert_eq "$(cat "$POP_DIR/refs/head")" "$HEAD_BEFORE" "refs/head unchanged by preprocess attacks"
 
@@ -326,7 +326,7 @@ cat >pull.yaml <<YAML
 kind: DatasetSnapshot
 version: 1
 content:
-  name: p_pull
+  name: p-pull
   kind: Root
   metadata:
     - kind: SetPollingSource
@@ -344,20 +344,20 @@ content:
         kind: Append
 YAML
 ok add pull.yaml
-bad_pre p_pull "silt: ingest into 'p_pull': preprocess query: reading files is not allowed: Cannot access file \"/etc/passwd\" - $DISABLED $PRE_FILES_HINT" pull p_pull
+bad_pre p-pull "silt: ingest into 'p-pull': preprocess query: reading files is not allowed: Cannot access file \"/etc/passwd\" - $DISABLED $PRE_FILES_HINT" pull p-pull
 
 # a confined preprocess over a merge with a checkpoint (read at its path)
-push p_ok '        kind: Snapshot
+push p-ok '        kind: Snapshot
         primaryKey: [id]' <<'EOF'
         queries:
           - alias: up
             query: SELECT CAST(id AS BIGINT) AS id, upper(v) AS v FROM input
           - query: WITH w AS (SELECT * FROM up) SELECT * FROM w WHERE id > 0
 EOF
-ok ingest p_ok in.csv
+ok ingest p-ok in.csv
 printf 'id,v\n1,a\n3,c\n' >in2.csv
-ok ingest p_ok in2.csv
-expect_sql 'SELECT "offset", op, id, v FROM p_ok' "preprocess with a checkpoint" <<'EOF'
+ok ingest p-ok in2.csv
+expect_sql 'SELECT "offset", op, id, v FROM "p-ok"' "preprocess with a checkpoint" <<'EOF'
 offset,op,id,v
 0,0,1,A
 1,0,2,B

@@ -208,6 +208,76 @@ static const char *SNAP_A = "kind: DatasetSnapshot\nversion: 1\ncontent:\n  name
                             "  metadata:\n    - kind: SetInfo\n      description: first\n"
                             "    - kind: SetInfo\n      description: second\n";
 
+/* Names follow the ODF DatasetName grammar; delete of several is all or
+ * nothing; add --replace keeps the old dataset when the new one fails. */
+static void test_names_delete_many_replace(void **state)
+{
+    (void)state;
+    silt_dataset *ds = NULL;
+    static const char *const good[] = {"a", "Z9", "x-y", "a.b.c", "com.example.sales-2024", "0"};
+    static const char *const bad[] = {"", "a_b", "-a", "a-", ".a", "a.", "a..b", "a--b", "a-.b", "a.-b", "a b", "a/b"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(silt_dataset_create(&ds, g_ws, good[i], SILT_ROOT), 0);
+        silt_dataset_free(ds);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(silt_dataset_create(&ds, g_ws, bad[i], SILT_ROOT), SILT_EINVAL);
+        assert_null(ds);
+    }
+    char long_name[102];
+    memset(long_name, 'a', 100);
+    long_name[100] = '\0';
+    assert_int_equal(silt_dataset_create(&ds, g_ws, long_name, SILT_ROOT), 0);
+    silt_dataset_free(ds);
+    long_name[100] = 'b';
+    long_name[101] = '\0';
+    assert_int_equal(silt_dataset_create(&ds, g_ws, long_name, SILT_ROOT), SILT_EINVAL);
+    assert_non_null(strstr(silt_error_last(), "the ODF DatasetName grammar"));
+
+    /* delete_many: one missing name deletes nothing */
+    const char *refs[] = {"a", "missing", "x-y"};
+    assert_int_equal(silt_dataset_delete_many(g_ws, refs, 3), SILT_ENOTFOUND);
+    assert_string_equal(silt_error_last(), "dataset 'missing' not found; nothing deleted");
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "a"), 0);
+    silt_dataset_free(ds);
+    const char *refs2[] = {"a", "x-y", "a"};
+    assert_int_equal(silt_dataset_delete_many(g_ws, refs2, 3), 0);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "a"), SILT_ENOTFOUND);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "x-y"), SILT_ENOTFOUND);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "Z9"), 0);
+    silt_dataset_free(ds);
+
+    /* replace: a failing manifest keeps the old dataset; a good one swaps */
+    silt_dataset_info info;
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "Z9"), 0);
+    assert_int_equal(silt_dataset_info_get(&info, ds), 0);
+    char old_id[128];
+    snprintf(old_id, sizeof old_id, "%s", info.id);
+    silt_dataset_free(ds);
+    const char *bad_m = write_tmp("r1.yaml", "kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: Z9\n  kind: Root\n"
+                                             "  metadata:\n    - kind: AddData\n      prevOffset: 3\n");
+    assert_int_equal(silt_dataset_add_manifest_ex(NULL, g_ws, bad_m, true), SILT_EVALIDATION);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "Z9"), 0);
+    assert_int_equal(silt_dataset_info_get(&info, ds), 0);
+    assert_string_equal(info.id, old_id);
+    silt_dataset_free(ds);
+    const char *good_m = write_tmp("r2.yaml", "kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: Z9\n  kind: Root\n"
+                                              "  metadata:\n    - kind: SetInfo\n      description: new\n");
+    assert_int_equal(silt_dataset_add_manifest(NULL, g_ws, good_m), SILT_EEXISTS);
+    assert_int_equal(silt_dataset_add_manifest_ex(NULL, g_ws, good_m, true), 0);
+    assert_int_equal(silt_dataset_open(&ds, g_ws, "Z9"), 0);
+    assert_int_equal(silt_dataset_info_get(&info, ds), 0);
+    assert_string_not_equal(info.id, old_id);
+    assert_int_equal(info.num_blocks, 2);
+    silt_dataset_free(ds);
+    char **names = NULL;
+    assert_int_equal(silt_dataset_list(&names, g_ws), 5); /* 0, Z9, a.b.c, com.example…, the 100-char one */
+    silt_strv_free(names);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/.silt/trash", g_dir);
+    assert_int_equal(count_entries(p), 0);
+}
+
 static void test_add_manifest(void **state)
 {
     (void)state;
@@ -832,6 +902,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_workspace_discovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_list_rename_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_delete_many_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_manifest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_and_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary, setup, teardown),

@@ -847,10 +847,37 @@ static void test_fast_path_used(void **state)
     assert_true(silt_read_last_was_fast());
     assert_string_equal(types("t"), "a VARCHAR, _c1 VARCHAR, A2 VARCHAR");
     assert_string_equal(dump("t"), "1|NULL|3\n");
-    /* inferSchema needs the slow path's inference */
+    /* inferSchema: the types come from a sample (the first 20480 rows), so
+     * the typed fast path reads the file */
     odf_ReadStepCsv inf = {.has_infer_schema = true, .infer_schema = true};
-    assert_int_equal(read1(ODF_ReadStep_Csv, &inf, W("inf.csv", "1,x\n", 0), "t"), 0);
-    assert_false(silt_read_last_was_fast());
+    assert_int_equal(read1(ODF_ReadStep_Csv, &inf, W("inf.csv", "1,x,2020-01-02,1.5,true\n", 0), "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "_c0 BIGINT, _c1 VARCHAR, _c2 DATE, _c3 DOUBLE, _c4 BOOLEAN");
+    /* a later row that does not fit the sample's type: an error naming the
+     * row and column and saying what to do (fast and slow path alike) */
+    silt_buf big = SILT_BUF_INIT;
+    assert_int_equal(silt_buf_puts(&big, "n,s\n"), 0);
+    for (int i = 0; i < 20480; i++)
+        assert_int_equal(silt_buf_printf(&big, "%d,a\n", i), 0);
+    assert_int_equal(silt_buf_puts(&big, "1.5,b\n"), 0);
+    odf_ReadStepCsv infh = {.has_infer_schema = true, .infer_schema = true, .has_header = true, .header = true};
+    const char *misfit = "big.csv: row 20481 (line 20482), column 'n': '1.5' is not a BIGINT value (inferSchema "
+                         "chose BIGINT from the first 20480 rows: declare the types instead, with ddlSchema or "
+                         "`silt new NAME --push-source csv --schema 'name TYPE, ...'`)";
+    read_fails(ODF_ReadStep_Csv, &infh, W("big.csv", big.data, big.len), "big.csv", SILT_EINVAL, misfit);
+    /* within the sample every row counts: 1.5 in row 20480 makes it DOUBLE */
+    big.len -= strlen("1.5,b\n") + strlen("20479,a\n");
+    assert_int_equal(silt_buf_puts(&big, "1.5,b\n"), 0);
+    assert_int_equal(read1(ODF_ReadStep_Csv, &infh, W("big2.csv", big.data, big.len), "t"), 0);
+    assert_true(silt_read_last_was_fast());
+    assert_string_equal(types("t"), "n DOUBLE, s VARCHAR");
+    /* a later text value in a DOUBLE column */
+    assert_int_equal(silt_buf_puts(&big, "n/a,c\n"), 0);
+    read_fails(ODF_ReadStep_Csv, &infh, W("big3.csv", big.data, big.len), "big3.csv", SILT_EINVAL,
+               "big3.csv: row 20481 (line 20482), column 'n': 'n/a' is not a DOUBLE value (inferSchema chose DOUBLE "
+               "from the first 20480 rows: declare the types instead, with ddlSchema or `silt new NAME "
+               "--push-source csv --schema 'name TYPE, ...'`)");
+    silt_buf_free(&big);
     /* errors keep their exact slow-path message */
     read_fails(ODF_ReadStep_Csv, &c, W("bad.csv", "id,day,name,city,n,x,y\n1,2020-01-02,a,b,7,1.5,2\n2,2020-01-02,a,b,zz,1,2\n", 0),
                "bad.csv", SILT_EINVAL, "bad.csv: row 2 (line 3), column 'n': cannot convert 'zz' to BIGINT");
