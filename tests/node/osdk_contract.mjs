@@ -66,7 +66,8 @@ test("Datasets.create / get", async () => {
     { validCombinations: "name, parentFolderRid", providedParameters: "name" });
   const e = await rejects(Datasets.create(client, { name: "My Dataset", parentFolderRid: FOLDER }), 400,
     "INVALID_ARGUMENT", "InvalidDisplayName", { displayName: "My Dataset" });
-  assert.match(e.message, /\[A-Za-z0-9\._-\], 1\.\.100 chars, not starting with '\.' or '-'/);
+  assert.equal(e.message, "invalid dataset name 'My Dataset': a name is letters and digits, with single '-' or '.' " +
+    "between them (the ODF DatasetName grammar, e.g. 'sales', 'city-populations', 'com.example.sales'), at most 100 characters");
   await rejects(Datasets.get(client, "ri.silt.main.dataset.00000000-0000-4000-8000-000000000000"), 404,
     "NOT_FOUND", "DatasetNotFound", { datasetRid: "ri.silt.main.dataset.00000000-0000-4000-8000-000000000000" });
 });
