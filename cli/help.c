@@ -74,7 +74,8 @@ static const help_entry HELP[] = {
      "  --fetch-uncacheable   fetch sources that give no caching validator again\n"
      "  --set-watermark T     commit only a new watermark (RFC 3339)\n",
      "silt pull city-populations\nsilt pull --all\n"},
-    {"sources", "list the Source resources (silt add)", "silt sources", NULL, "silt sources\n"},
+    {"sources", "list the Source resources (silt add) and the files pulls skipped", "silt sources", NULL,
+     "silt sources\nsilt --json sources\n"},
     {"flows", "list the Flow resources and their next run", "silt flows", NULL, "silt flows\n"},
     {"txn", "transactions of a files dataset",
      "silt txn start NAME[@BRANCH] --type snapshot|append|update|delete\n"

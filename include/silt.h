@@ -608,6 +608,24 @@ typedef struct silt_pull_result {
  * ingested (the source state moved) is SILT_ECONFLICT. */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
 
+/* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
+ * time could not be taken from its name, or it sorts before the last file
+ * the source ingested (it was added late) and will therefore never be read.
+ * Recorded by the last successful pull of the dataset's source. */
+typedef struct silt_skipped_file {
+    char *dataset;  /* dataset name */
+    char *source;   /* source state name: a Source resource's name, or
+                       "odf/polling" for the SetPollingSource of the chain */
+    char *file;     /* file name (last path component) */
+    char *reason;   /* e.g. "event time pattern 'p' does not match 'f'" */
+} silt_skipped_file;
+
+/* Every skipped file recorded in the workspace, by dataset name, then
+ * source, then as listed by the pull. Caller owns *out: free with
+ * silt_skipped_files_free. */
+int silt_pull_skipped_list(silt_skipped_file **out, size_t *n, silt_workspace *ws);
+void silt_skipped_files_free(silt_skipped_file *v, size_t n);
+
 /* ---- resources: Source and Flow (src/ingest/resources.c) -------------- */
 
 /* A resource stored by `silt add`. */
