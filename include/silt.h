@@ -34,6 +34,7 @@ extern "C" {
 #define SILT_EVALIDATION (-8)
 #define SILT_EUNSUPPORTED (-9)
 #define SILT_EINTERNAL (-10)
+#define SILT_ECANCELED (-11) /* the progress callback asked to stop (see silt_progress_fn) */
 
 /* Message of the last failure on this thread (never NULL). */
 const char *silt_error_last(void);
@@ -41,6 +42,36 @@ const char *silt_error_last(void);
 typedef struct silt_workspace silt_workspace;
 typedef struct silt_dataset silt_dataset;
 typedef struct silt_block silt_block;
+
+/* ---- progress and cancellation ------------------------------------------- */
+
+/* Where a long operation is. Counters only grow during one operation;
+ * totals are 0 when unknown. */
+typedef struct silt_progress {
+    const char *phase;    /* "pull", "ingest", "verify", "gc", "upload" */
+    const char *unit;     /* what done/total count: "files", "blocks", "objects" */
+    const char *item;     /* the item about to be worked on (a file name), or NULL */
+    uint64_t done, total; /* items finished / known total */
+    uint64_t bytes, total_bytes; /* bytes read, hashed or stored / known total */
+    uint64_t records;     /* records committed (pull, ingest) */
+    uint64_t removed;     /* objects deleted (gc) */
+} silt_progress;
+
+/* Called by the library between units of work (files, blocks, objects;
+ * never in a tight inner loop): it must be cheap (the CLI draws at most ten
+ * times a second). `p` and its strings are borrowed for the call. A nonzero
+ * return asks the operation to stop at the next safe point: pull, ingest
+ * and upload then fail with SILT_ECANCELED ("interrupted") having committed
+ * only whole units before it (a FilesGlob pull the files before the
+ * current one, an ingest or upload nothing), the usual atomicity holding;
+ * read-only operations (verify) and gc ignore it. */
+typedef int (*silt_progress_fn)(void *ctx, const silt_progress *p);
+
+/* The progress callback of the operations on `ds` that take no options
+ * struct (silt_dataset_verify, silt_dataset_verify_branches,
+ * silt_txn_upload). fn NULL removes it. Handles derived from ds inside
+ * those calls (other branches) report through it too. */
+void silt_dataset_set_progress(silt_dataset *ds, silt_progress_fn fn, void *ctx);
 
 /* ---- workspace ---------------------------------------------------------- */
 
@@ -203,6 +234,8 @@ typedef struct silt_ingest_opts {
     const char *format;         /* csv|json|ndjson|geojson|ndgeojson|parquet|shp or NULL */
     const char *event_time;     /* RFC 3339 fallback event time, or NULL */
     const char *source_name;    /* push source to use, or NULL */
+    silt_progress_fn progress;  /* may be NULL; phase "ingest" */
+    void *progress_ctx;
 } silt_ingest_opts;
 
 typedef struct silt_ingest_result {
@@ -582,6 +615,8 @@ typedef struct silt_pull_opts {
     uint64_t target_records_per_slice; /* 0 = the Flow's targetRecordsPerSlice, or one slice */
     silt_report_fn warn;        /* warnings (e.g. a Pipe's stderr); may be NULL */
     void *warn_ctx;
+    silt_progress_fn progress;  /* may be NULL; phase "pull", unit "files" */
+    void *progress_ctx;
 } silt_pull_opts;
 
 typedef struct silt_pull_result {
@@ -731,6 +766,8 @@ typedef struct silt_gc_opts {
     int64_t grace_seconds; /* < 0: $SILT_GC_GRACE_SECONDS or 3600 */
     silt_report_fn report; /* one line per deleted (or, dry run, deletable) thing; may be NULL */
     void *report_ctx;
+    silt_progress_fn progress; /* may be NULL; phase "gc", unit "objects" (scanned), removed */
+    void *progress_ctx;
 } silt_gc_opts;
 
 typedef struct silt_gc_result {
@@ -739,6 +776,7 @@ typedef struct silt_gc_result {
     uint64_t objects_deleted;     /* data/ and checkpoints/ objects */
     uint64_t bytes_deleted;
     uint64_t leftovers_deleted;   /* .tmp-* files of crashed writes */
+    uint64_t objects_scanned;     /* entries of data/ and checkpoints/ looked at */
 } silt_gc_result;
 
 /* `silt gc NAME`: applies the policies (silt_retention_apply), then sweeps:

@@ -64,7 +64,25 @@ typedef struct pull_ctx {
     silt_config *cfg;            /* NULL for the legacy source */
     char **owned;                /* rendered strings (may hold secrets) */
     size_t nowned, capowned;
+    silt_progress prog;          /* reported through o->progress */
 } pull_ctx;
+
+/* ---- progress ---------------------------------------------------------------- */
+
+/* Reports c->prog with `item` (the file about to be read, NULL when done);
+ * SILT_ECANCELED when the callback asks to stop. */
+static int pull_tick(pull_ctx *c, const char *item, const silt_pull_result *out)
+{
+    if (!c->o->progress)
+        return 0;
+    c->prog.item = item;
+    c->prog.records = out->num_records;
+    if (c->o->progress(c->o->progress_ctx, &c->prog) == 0)
+        return 0;
+    if (item)
+        return silt_err(SILT_ECANCELED, "pull '%s': interrupted before '%s'", c->ds->name, item);
+    return silt_err(SILT_ECANCELED, "pull '%s': interrupted", c->ds->name);
+}
 
 /* ---- secrets ------------------------------------------------------------- */
 
@@ -270,6 +288,9 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
     int rc = display ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
     if (!rc)
         rc = prev_value(c, prev, &prev_v);
+    c->prog.total++;
+    if (!rc)
+        rc = pull_tick(c, display, out);
     if (!rc)
         rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
     if (!rc && !(body = silt_path_join(tmpdir, "fetched", NULL)))
@@ -301,10 +322,18 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
             rc = silt_err_context(rc, "pull '%s'", ds->name);
         odf_SourceState ss = {(char *)c->state_name, fr.state_kind, sealed};
         silt_ingest_result r;
+        c->prog.total_bytes += fr.bytes;
+        if (!rc)
+            rc = pull_tick(c, display, out); /* fetched: the last chance to stop before the commit */
         if (!rc)
             rc = ingest_one(c, tmpdir, fr.path, display, has_et, et, fr.state_kind ? &ss : NULL, &r);
         if (!rc)
             add_result(out, &r);
+        c->prog.bytes += fr.bytes;
+    }
+    if (!rc) {
+        c->prog.done++;
+        rc = pull_tick(c, NULL, out);
     }
     if (fr.state_value)
         memset(fr.state_value, 0, strlen(fr.state_value)); /* may hold a secret */
@@ -510,8 +539,20 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
         scrub_free(last);
         if (!rc && l.n == 0 && !had_last && out->num_ingests == 0 && l.total == 0)
             rc = silt_err(SILT_ENOTFOUND, "pull '%s': no files match '%s'", ds->name, g->path);
-        for (size_t i = 0; !rc && i < l.n; i++)
+        c->prog.total += l.n;
+        for (size_t i = 0; i < l.n; i++)
+            c->prog.total_bytes += l.files[i].size;
+        for (size_t i = 0; !rc && i < l.n; i++) {
+            if ((rc = pull_tick(c, l.files[i].name, out)) != 0)
+                break;
             rc = glob_ingest_file(c, &l.files[i], out);
+            if (!rc) {
+                c->prog.done++;
+                c->prog.bytes += l.files[i].size;
+            }
+        }
+        if (!rc && l.n)
+            rc = pull_tick(c, NULL, out);
         bool more = l.n > 0 && g->cache->type != ODF_SourceCaching_Forever;
         if (round == 0)
             l0 = l;
@@ -805,6 +846,8 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
     memset(&c, 0, sizeof c);
     c.ds = ds;
     c.o = o;
+    c.prog.phase = "pull";
+    c.prog.unit = "files";
     silt_ingest_plan plan;
     memset(&plan, 0, sizeof plan);
     int has_flow = find_plan(&plan, a, ds);
