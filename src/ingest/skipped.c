@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -92,6 +93,15 @@ static json_t *entries_json(const char *const *files, const char *const *reasons
 int silt_skipped_record(silt_dataset *ds, const char *source_name, const char *const *files,
                         const char *const *reasons, size_t n)
 {
+    if (n == 0) { /* nothing to note: only a record that exists can need a change */
+        char *p = silt_path_join(ds->dir, "info", SILT_SKIPPED_RECORD, NULL);
+        if (!p)
+            return silt_err(SILT_ENOMEM, "out of memory");
+        bool exists = access(p, F_OK) == 0;
+        free(p);
+        if (!exists)
+            return 0;
+    }
     int fd = silt_ds_info_lock(ds, "pull-skipped.lock");
     if (fd < 0)
         return fd;
