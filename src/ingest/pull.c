@@ -432,14 +432,16 @@ static int glob_ingest_file(pull_ctx *c, const silt_glob_file *f, silt_pull_resu
 /* Files the pull will not read: a warning each, and the record (skipped.h).
  * Files the chain records as ingested by this source are not mentioned. */
 typedef struct glob_notes {
-    const char **files, **reasons; /* n each; reasons malloc'd (redacted) */
+    const char **files, **reasons; /* n each; malloc'd and redacted (a file name may hold a secret) */
     size_t n;
 } glob_notes;
 
 static void glob_notes_free(glob_notes *g)
 {
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
+        free((char *)g->files[i]);
         free((char *)g->reasons[i]);
+    }
     free(g->files);
     free(g->reasons);
     memset(g, 0, sizeof *g);
@@ -460,10 +462,13 @@ static int was_ingested(pull_ctx *c, char *const *vals, size_t nvals, const char
 
 static int note_add(pull_ctx *c, glob_notes *g, const char *file, const char *reason)
 {
-    char *r = silt_config_redact(c->cfg, reason);
-    if (!r)
+    char *r = silt_config_redact(c->cfg, reason), *f = silt_config_redact(c->cfg, file);
+    if (!r || !f) {
+        free(r);
+        free(f);
         return silt_err(SILT_ENOMEM, "pull: out of memory");
-    g->files[g->n] = file;
+    }
+    g->files[g->n] = f;
     g->reasons[g->n++] = r;
     char msg[2048];
     if (strncmp(reason, "sorts before", 12) == 0)
@@ -525,7 +530,6 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
 {
     silt_dataset *ds = c->ds;
     glob_notes notes = {0};
-    silt_glob_listing l0 = {0}; /* the first listing (notes point into it) */
     int rc = 0;
     for (int round = 0; round < SILT_GLOB_MAX_ROUNDS && !rc; round++) {
         if (g->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev_state(c)))
@@ -554,17 +558,13 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
         if (!rc && l.n)
             rc = pull_tick(c, NULL, out);
         bool more = l.n > 0 && g->cache->type != ODF_SourceCaching_Forever;
-        if (round == 0)
-            l0 = l;
-        else
-            silt_glob_listing_free(&l);
+        silt_glob_listing_free(&l);
         if (!more)
             break;
     }
     if (!rc && g->cache->type != ODF_SourceCaching_Forever)
         rc = silt_skipped_record(ds, c->state_name, notes.files, (const char *const *)notes.reasons, notes.n);
     glob_notes_free(&notes);
-    silt_glob_listing_free(&l0);
     return rc;
 }
 

@@ -7,8 +7,9 @@
 # FromPath pattern does not match (skipped with a warning, the later files
 # ingested, noted by `silt sources`), a file added late that sorts before
 # the last ingested one (warned about), a 0-byte file (no records: an AddData
-# with only the source state); gzip-wrapped files; a first pull of only
-# unreadable names.
+# with only the source state); a first pull of only unreadable names; an
+# invalid pattern (an error); the Flow form (ByEventTime, `sources --json`);
+# gzip-wrapped files.
 source "$(dirname "$0")/lib.sh"
 
 ok init
@@ -134,6 +135,69 @@ ok add badpat.yaml
 H0=$(head_of badpat)
 fails 1 "silt: pull 'badpat': FilesGlob '$DROP/dump-*.csv': event time pattern 'dump-.*' has no group 1 holding the time" pull badpat
 assert_eq "$(head_of badpat)" "$H0" "badpat unchanged"
+
+# the Flow form, ordered by event time: the skipped file is noted under its
+# Source resource (also with --json), the others are read in time order
+CF="$T_DIR/cf"
+mkdir -p "$CF"
+printf 'id\n1\n' >"$CF/c-02.01.2021.csv"
+printf 'id\n2\n' >"$CF/c-31.12.2020.csv"
+printf 'id\n3\n' >"$CF/c-soon.csv"
+cat >cf.yaml <<YAML
+kind: DatasetSnapshot
+version: 1
+content:
+  name: cf
+  kind: Root
+  metadata:
+  - kind: SetInfo
+    description: flow form
+---
+\$schema: https://opendatafabric.org/schemas/source/v1alpha1/Source
+headers:
+  name: cf-src
+spec:
+  ingress:
+    kind: FilesGlob
+    path: $CF/c-*.csv
+    order: ByEventTime
+    eventTime:
+      kind: FromPath
+      pattern: 'c-(.*)\.csv'
+      timestampFormat: 'dd.MM.yyyy'
+  read:
+    kind: Csv
+    header: true
+    ddlSchema: [id BIGINT]
+  merge:
+    kind: Append
+---
+\$schema: https://opendatafabric.org/schemas/flow/v1alpha1/Flow
+headers:
+  name: cf
+spec:
+  target: Dataset:cf
+  triggers:
+  - kind: Schedule
+    cron: "0 6 * * *"
+  tasks:
+  - kind: Ingest
+    source: Source:cf-src
+YAML
+ok add cf.yaml
+ok pull cf
+assert_eq "$OUT" "cf: 2 new records (offsets 0..1), watermark 2021-01-02T00:00:00Z"
+assert_eq "$ERR" "silt: warning: pull 'cf': skipping 'c-soon.csv': event time of 'c-soon.csv': cannot parse 'soon' with timestamp format 'dd.MM.yyyy'"
+expect_sql 'select "offset", event_time, id from cf' <<'CSV'
+offset,event_time,id
+0,2020-12-31T00:00:00Z,2
+1,2021-01-02T00:00:00Z,1
+CSV
+run --json sources
+assert_eq "$(printf '%s' "$OUT" | jget '[s["skipped"] for s in d if s["name"] == "cf-src"][0]')" \
+    '[{"dataset":"cf","file":"c-soon.csv","reason":"event time of '"'"'c-soon.csv'"'"': cannot parse '"'"'soon'"'"' with timestamp format '"'"'dd.MM.yyyy'"'"'"}]'
+run sources
+assert_contains "$OUT" "cf (source cf-src): 1 file skipped: c-soon.csv (event time of 'c-soon.csv': cannot parse 'soon' with timestamp format 'dd.MM.yyyy')"
 
 # gzip-wrapped files, ordered by event time
 GZ="$T_DIR/gz"
