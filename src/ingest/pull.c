@@ -460,7 +460,9 @@ static int was_ingested(pull_ctx *c, char *const *vals, size_t nvals, const char
     return 0;
 }
 
-static int note_add(pull_ctx *c, glob_notes *g, const char *file, const char *reason)
+/* Notes `file` (late: it sorts before the last ingested one; else its
+ * event time failed) and warns about it. */
+static int note_add(pull_ctx *c, glob_notes *g, const char *file, const char *reason, bool late)
 {
     char *r = silt_config_redact(c->cfg, reason), *f = silt_config_redact(c->cfg, file);
     if (!r || !f) {
@@ -471,7 +473,7 @@ static int note_add(pull_ctx *c, glob_notes *g, const char *file, const char *re
     g->files[g->n] = f;
     g->reasons[g->n++] = r;
     char msg[2048];
-    if (strncmp(reason, "sorts before", 12) == 0)
+    if (late)
         snprintf(msg, sizeof msg, "pull '%s': file '%s' %s and will not be read; rename it or reset the source",
                  c->ds->name, file, reason);
     else
@@ -492,21 +494,26 @@ static int glob_notes_collect(pull_ctx *c, const silt_glob_listing *l, const cha
     char **vals = NULL;
     size_t nvals = 0;
     int rc = g->files && g->reasons && a ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
-    if (!rc)
-        rc = silt_skipped_ingested_values(&vals, &nvals, c->ds, c->state_name, c->legacy, a);
+    bool known = true; /* the chain told which names were ingested */
+    if (!rc && (rc = silt_skipped_ingested_values(&vals, &nvals, c->ds, c->state_name, c->legacy, a)) != 0 &&
+        rc != SILT_ENOMEM) {
+        known = false; /* an unreadable block is verify's to report; the pull itself goes on */
+        silt_err_clear();
+        rc = 0;
+    }
     for (size_t i = 0; !rc && i < l->nskipped; i++) {
         bool done = false;
         rc = was_ingested(c, vals, nvals, l->skipped[i].name, &done);
         if (!rc && !done)
-            rc = note_add(c, g, l->skipped[i].name, l->skipped[i].reason);
+            rc = note_add(c, g, l->skipped[i].name, l->skipped[i].reason, false);
     }
-    for (size_t i = 0; !rc && i < l->nbefore; i++) {
+    for (size_t i = 0; !rc && known && i < l->nbefore; i++) {
         bool done = false;
         rc = was_ingested(c, vals, nvals, l->before[i].name, &done);
         char reason[1024];
         snprintf(reason, sizeof reason, "sorts before the last ingested '%s'", last ? last : "");
         if (!rc && !done)
-            rc = note_add(c, g, l->before[i].name, reason);
+            rc = note_add(c, g, l->before[i].name, reason, true);
     }
     silt_arena_free(a);
     return rc;
