@@ -14,11 +14,34 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+#define EXIT_INTERRUPTED 130 /* Ctrl-C (128 + SIGINT) */
 
 typedef struct cli_ctx {
     const char *workspace_dir; /* --workspace, or NULL */
     bool json;                 /* --json */
+    bool quiet;                /* -q / --quiet: no progress line (warnings and errors stay) */
 } cli_ctx;
+
+/* progress.c: the progress line on a terminal, and Ctrl-C. */
+typedef struct cli_progress {
+    bool on;          /* stderr is a terminal and not --quiet */
+    bool drawn;       /* a line is on the screen */
+    bool seen;        /* the library reported at least once (snap is valid) */
+    char label[128];  /* e.g. the dataset name */
+    double t0, last;  /* monotonic seconds: start, last draw */
+    double interval;  /* seconds between draws (SILT_PROGRESS_INTERVAL_MS) */
+    silt_progress snap; /* the last counters reported (snap.item unused: see item) */
+    char item[256];   /* the last item reported ("" = none) */
+} cli_progress;
+void cli_progress_begin(cli_progress *p, const cli_ctx *c, const char *label);
+/* A silt_progress_fn; ctx is a cli_progress. Returns nonzero after Ctrl-C. */
+int cli_progress_fn(void *ctx, const silt_progress *s);
+/* Erases the line (before a warning; the next report draws it again). */
+void cli_progress_clear(cli_progress *p);
+void cli_progress_end(cli_progress *p);
+/* SIGINT sets a flag instead of killing (once: a second Ctrl-C kills). */
+void cli_interrupt_catch(void);
+bool cli_interrupted(void);
 
 /* Prints "silt: <msg>" (or the library's last error when msg is NULL) on
  * stderr and returns EXIT_FAIL. */

@@ -199,7 +199,7 @@ static void verify_report(void *ctx, const char *branch, const char *line)
 
 /* Verifies one reference (every branch unless it names one) and prints one
  * line per branch (or appends to `out`). Returns true when all are valid. */
-static bool verify_one(silt_workspace *ws, const char *ref, json_t *out)
+static bool verify_one(cli_ctx *c, silt_workspace *ws, const char *ref, json_t *out)
 {
     char name[256];
     snprintf(name, sizeof name, "%s", ref);
@@ -211,8 +211,12 @@ static bool verify_one(silt_workspace *ws, const char *ref, json_t *out)
     silt_verify_branch *br = NULL;
     size_t n = 0;
     int rc = silt_dataset_open_unread(&ds, ws, ref); /* a damaged chain is verify's to report */
+    cli_progress prog; /* blocks checked, bytes hashed (a terminal only) */
+    cli_progress_begin(&prog, c, ref);
+    silt_dataset_set_progress(ds, cli_progress_fn, &prog);
     if (rc == 0)
         rc = silt_dataset_verify_branches(&br, &n, ds, at == NULL, verify_report, &v);
+    cli_progress_end(&prog);
     bool ok = rc == 0;
     if (rc < 0 && n == 0) { /* the dataset could not be opened or verified at all */
         verify_report(&v, at ? at + 1 : NULL, silt_error_last());
@@ -272,11 +276,11 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
     json_t *out = c->json ? json_array() : NULL;
     if (all) {
         for (size_t i = 0; names[i]; i++)
-            if (!verify_one(ws, names[i], out))
+            if (!verify_one(c, ws, names[i], out))
                 status = EXIT_FAIL;
     } else {
         for (int i = 0; i < argc; i++)
-            if (argv[i][0] != '-' && !verify_one(ws, argv[i], out))
+            if (argv[i][0] != '-' && !verify_one(c, ws, argv[i], out))
                 status = EXIT_FAIL;
     }
     if (out) {

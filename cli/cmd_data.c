@@ -1,4 +1,6 @@
-/* cmd_data.c — data commands: ingest (push ingest of files or stdin). */
+/* cmd_data.c — data commands: ingest (push ingest of files or stdin). On a
+ * terminal a progress line shows the files and bytes being read; Ctrl-C
+ * stops before the commit (nothing committed, exit 130). */
 #include "cli.h"
 
 #include <errno.h>
@@ -73,6 +75,27 @@ static void stdin_remove(char *path, char *dir)
     free(dir);
 }
 
+/* After Ctrl-C: an ingest is one commit, so either all of it or nothing. */
+static int interrupted_summary(const char *ref, int rc, const silt_ingest_result *r, const char *const *display,
+                               size_t n)
+{
+    if (rc < 0 && rc != SILT_ECANCELED)
+        fprintf(stderr, "silt: %s\n", silt_error_last());
+    if (rc >= 0) {
+        fprintf(stderr, "silt: interrupted: ingest '%s': %zu of %zu files ingested (%s); everything was committed\n",
+                ref, n, n, r->up_to_date ? "up to date" : r->head);
+        return EXIT_INTERRUPTED;
+    }
+    fprintf(stderr, "silt: interrupted: ingest '%s': 0 of %zu files ingested (no block committed); nothing of ", ref,
+            n);
+    for (size_t i = 0; i < n && i < 3; i++)
+        fprintf(stderr, "%s'%s'", i ? ", " : "", display[i]);
+    if (n > 3)
+        fprintf(stderr, " and %zu more", n - 3);
+    fputs(" was committed\n", stderr);
+    return EXIT_INTERRUPTED;
+}
+
 int cmd_ingest(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL, *format = NULL, *event_time = NULL, *source = NULL;
@@ -138,9 +161,23 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     if (status == EXIT_OK && silt_dataset_open(&ds, ws, ref) < 0)
         status = cli_fail(NULL);
     if (status == EXIT_OK) {
-        silt_ingest_opts o = {files, display, nfiles, format, event_time, source};
+        cli_progress prog;
+        cli_progress_begin(&prog, c, ref);
+        silt_ingest_opts o = {.files = files,
+                              .display = display,
+                              .nfiles = nfiles,
+                              .format = format,
+                              .event_time = event_time,
+                              .source_name = source,
+                              .progress = cli_progress_fn,
+                              .progress_ctx = &prog};
         silt_ingest_result r;
-        if (silt_dataset_ingest(&r, ds, &o) < 0) {
+        cli_interrupt_catch();
+        int rc = silt_dataset_ingest(&r, ds, &o);
+        cli_progress_end(&prog);
+        if (cli_interrupted()) {
+            status = interrupted_summary(ref, rc, &r, display, nfiles);
+        } else if (rc < 0) {
             status = cli_fail(NULL);
         } else if (c->json) {
             json_t *j = json_pack("{s:s,s:b,s:I}", "dataset", ref, "upToDate", r.up_to_date, "records",

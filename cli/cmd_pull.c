@@ -5,7 +5,10 @@
  * watermark), or with --json one array of objects ("blocks" = AddData blocks
  * committed). --all pulls every root dataset that has a polling source or is
  * the target of a flow with a source. Every dataset is tried; the exit code
- * is 1 if any of them failed. Warnings come redacted from the library. */
+ * is 1 if any of them failed. Warnings come redacted from the library.
+ * On a terminal a progress line shows the files, records and bytes of the
+ * current dataset (progress.c); Ctrl-C stops at the next file and says
+ * what was committed (exit 130). */
 #include "cli.h"
 
 #include <jansson.h>
@@ -15,20 +18,50 @@
 
 static void print_warning(void *ctx, const char *line)
 {
-    (void)ctx;
+    cli_progress_clear(ctx); /* the progress line is drawn again at the next report */
     fprintf(stderr, "silt: warning: %s\n", line);
 }
 
-/* Pulls one dataset; prints its line (text mode) or appends to `arr`. */
-static int pull_one(silt_workspace *ws, const char *ref, const silt_pull_opts *o, cli_ctx *c, json_t *arr)
+/* After Ctrl-C: what of `ref` was committed and what not. */
+static void print_interrupted(const char *ref, const silt_pull_result *r, const cli_progress *p)
+{
+    unsigned long long done = p->snap.done, total = p->snap.total;
+    fprintf(stderr, "silt: interrupted: pull '%s': %llu of %llu %s ingested", ref, done, total,
+            p->snap.unit ? p->snap.unit : "files");
+    if (r->num_ingests)
+        fprintf(stderr, " (%zu block%s, head %s)", r->num_ingests, r->num_ingests == 1 ? "" : "s", r->head);
+    else
+        fputs(" (no block committed)", stderr);
+    if (p->item[0] && done < total)
+        fprintf(stderr, "; nothing of '%s' was committed", p->item);
+    else if (done == total)
+        fputs("; everything was committed", stderr);
+    fputc('\n', stderr);
+}
+
+/* Pulls one dataset; prints its line (text mode) or appends to `arr`.
+ * EXIT_INTERRUPTED after Ctrl-C (the summary is printed). */
+static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_ctx *c, json_t *arr)
 {
     silt_dataset *ds = NULL;
     silt_pull_result r;
     memset(&r, 0, sizeof r);
+    cli_progress prog;
+    cli_progress_begin(&prog, c, ref);
+    o->warn_ctx = &prog;
+    o->progress = cli_progress_fn;
+    o->progress_ctx = &prog;
     int rc = silt_dataset_open(&ds, ws, ref);
     if (rc >= 0)
         rc = silt_dataset_pull(&r, ds, o);
     silt_dataset_free(ds);
+    cli_progress_end(&prog);
+    if (cli_interrupted()) {
+        if (rc < 0 && rc != SILT_ECANCELED) /* e.g. a Pipe command killed by the same Ctrl-C */
+            fprintf(stderr, "silt: %s\n", silt_error_last());
+        print_interrupted(ref, &r, &prog);
+        return EXIT_INTERRUPTED;
+    }
     if (c->json) {
         json_t *j = json_pack("{s:s,s:b,s:b,s:I,s:I}", "dataset", ref, "upToDate", rc >= 0 && r.up_to_date,
                               "uncacheable", r.uncacheable, "records", (json_int_t)r.num_records, "blocks",
@@ -140,9 +173,19 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
     json_t *arr = c->json ? json_array() : NULL;
     if (c->json && !arr)
         status = cli_fail("out of memory");
-    for (size_t i = 0; i < nrefs && (!c->json || arr); i++)
-        if (pull_one(ws, refs[i], &o, c, arr) != EXIT_OK)
+    cli_interrupt_catch();
+    for (size_t i = 0; i < nrefs && (!c->json || arr); i++) {
+        int st = pull_one(ws, refs[i], &o, c, arr);
+        if (st == EXIT_INTERRUPTED) {
+            if (i + 1 < nrefs)
+                fprintf(stderr, "silt: interrupted: %zu dataset%s not pulled\n", nrefs - i - 1,
+                        nrefs - i - 1 == 1 ? "" : "s");
+            status = EXIT_INTERRUPTED;
+            break;
+        }
+        if (st != EXIT_OK)
             status = EXIT_FAIL;
+    }
     if (arr) {
         json_dumpf(arr, stdout, JSON_INDENT(2));
         fputc('\n', stdout);

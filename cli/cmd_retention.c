@@ -234,10 +234,15 @@ int cmd_gc(cli_ctx *c, int argc, char **argv)
     for (size_t i = 0; names[i]; i++) {
         silt_dataset *ds = NULL;
         json_t *lines = out ? json_array() : NULL;
-        silt_gc_opts o = {.dry_run = dry, .grace_seconds = -1, .report = gc_line, .report_ctx = lines};
+        cli_progress prog; /* objects scanned / deleted (a terminal only) */
+        cli_progress_begin(&prog, c, names[i]);
+        silt_gc_opts o = {.dry_run = dry, .grace_seconds = -1, .report = gc_line, .report_ctx = lines,
+                          .progress = cli_progress_fn, .progress_ctx = &prog};
         silt_gc_result r;
         memset(&r, 0, sizeof r);
-        if (silt_dataset_open(&ds, ws, names[i]) < 0 || silt_gc(&r, ds, &o) < 0) {
+        int grc = silt_dataset_open(&ds, ws, names[i]) < 0 ? -1 : silt_gc(&r, ds, &o);
+        cli_progress_end(&prog);
+        if (grc < 0) {
             st = cli_fail("gc %s: %s", names[i], silt_error_last());
             json_decref(lines);
             silt_dataset_free(ds);

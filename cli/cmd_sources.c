@@ -1,6 +1,8 @@
 /* cmd_sources.c — `silt sources` and `silt flows`: list the Source and Flow
  * resources of the workspace (stored by `silt add`), as a table or, with
- * --json, one JSON array. Uses the public API only. Next run times are UTC,
+ * --json, one JSON array. `sources` then notes the files FilesGlob pulls
+ * skipped (any dataset's source; with --json under each Source resource's
+ * "skipped"). Uses the public API only. Next run times are UTC,
  * computed from the current time (SILT_FAKE_SYSTEM_TIME in tests). */
 #include "cli.h"
 
@@ -27,6 +29,33 @@ static void print_json(json_t *arr)
     json_decref(arr);
 }
 
+/* The notes on files FilesGlob pulls skipped, one line per dataset source:
+ * "NAME (source S): N files skipped: a.csv (reason), b.csv (reason)". */
+static void print_skipped(const silt_skipped_file *v, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && strcmp(v[j].dataset, v[i].dataset) == 0 && strcmp(v[j].source, v[i].source) == 0)
+            j++;
+        printf("%s (source %s): %zu file%s skipped: ", v[i].dataset, v[i].source, j - i, j - i == 1 ? "" : "s");
+        for (size_t k = i; k < j; k++)
+            printf("%s%s (%s)", k > i ? ", " : "", v[k].file, v[k].reason);
+        putchar('\n');
+        i = j;
+    }
+}
+
+/* JSON array of the skipped files of Source resource `name`. */
+static json_t *skipped_json(const silt_skipped_file *v, size_t n, const char *name)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        if (strcmp(v[i].source, name) == 0)
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "dataset", v[i].dataset, "file", v[i].file,
+                                                 "reason", v[i].reason));
+    return arr ? arr : json_null();
+}
+
 int cmd_sources(cli_ctx *c, int argc, char **argv)
 {
     int rc = no_args(argc, argv, "sources");
@@ -37,16 +66,20 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     silt_source_info *v = NULL;
     size_t n = 0;
-    if (silt_sources_list(&v, &n, ws) < 0) {
+    silt_skipped_file *sk = NULL;
+    size_t nsk = 0;
+    if (silt_sources_list(&v, &n, ws) < 0 || silt_pull_skipped_list(&sk, &nsk, ws) < 0) {
+        silt_sources_free(v, n);
         silt_workspace_free(ws);
         return cli_fail(NULL);
     }
     if (c->json) {
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < n; i++)
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "name", v[i].name, "ingress",
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", v[i].name, "ingress",
                                                  v[i].ingress_kind, "location", v[i].ingress_location,
-                                                 "merge", v[i].merge_kind));
+                                                 "merge", v[i].merge_kind, "skipped",
+                                                 skipped_json(sk, nsk, v[i].name)));
         if (arr)
             print_json(arr);
     } else {
@@ -56,7 +89,11 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
             printf("%-24s %-10s %-10s %s\n", v[i].name, *v[i].ingress_kind ? v[i].ingress_kind : "-",
                    *v[i].merge_kind ? v[i].merge_kind : "-",
                    *v[i].ingress_location ? v[i].ingress_location : "-");
+        if (n && nsk)
+            putchar('\n');
+        print_skipped(sk, nsk);
     }
+    silt_skipped_files_free(sk, nsk);
     silt_sources_free(v, n);
     silt_workspace_free(ws);
     return EXIT_OK;

@@ -308,11 +308,28 @@ int cmd_upload(cli_ctx *c, int argc, char **argv)
     char *rid = NULL;
     char block[72] = "";
     int rc = silt_put_list_build(&l, a.files, (size_t)a.nf, a.base, a.as);
+    cli_progress prog; /* files and bytes stored (a terminal only); Ctrl-C rolls back */
+    cli_progress_begin(&prog, c, a.ref);
+    silt_dataset_set_progress(ds, cli_progress_fn, &prog);
+    cli_interrupt_catch();
     if (rc == 0)
         rc = silt_txn_upload(&rid, block, ds, t, l);
+    cli_progress_end(&prog);
     size_t n = silt_put_list_count(l);
     silt_put_list_free(l);
     free(a.files);
+    if (cli_interrupted()) {
+        if (rc < 0 && rc != SILT_ECANCELED)
+            fprintf(stderr, "silt: %s\n", silt_error_last());
+        if (rc < 0)
+            fprintf(stderr, "silt: interrupted: upload to '%s': 0 of %zu files committed; the upload was rolled "
+                            "back, nothing of it was committed\n", a.ref, n);
+        else
+            fprintf(stderr, "silt: interrupted: upload to '%s': %zu of %zu files committed (transaction %s); "
+                            "everything was committed\n", a.ref, n, n, rid);
+        free(rid);
+        return done(ws, ds, EXIT_INTERRUPTED);
+    }
     if (rc < 0)
         return done(ws, ds, cli_fail(NULL));
     if (c->json)

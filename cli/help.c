@@ -16,11 +16,18 @@ typedef struct help_entry {
     const char *example;  /* shell lines */
 } help_entry;
 
+/* Commands that stop cleanly on Ctrl-C (exit 130, see cli/progress.c). */
+static int interruptible(const char *name)
+{
+    return strcmp(name, "pull") == 0 || strcmp(name, "ingest") == 0 || strcmp(name, "upload") == 0;
+}
+
 static const char *ENV_TEXT =
     "  SILT_WORKSPACE            workspace directory (default: the nearest .silt/ upwards)\n"
     "  SILT_SECRET_<NAME>        a secret for ${{ secrets.NAME }} in source configs\n"
     "  SILT_FAKE_SYSTEM_TIME     RFC 3339 time used as 'now' (tests, reproducible runs)\n"
     "  SILT_GC_GRACE_SECONDS     age before gc deletes unreferenced objects (default 3600)\n"
+    "  SILT_PROGRESS_INTERVAL_MS time between redraws of the progress line on a terminal (default 100)\n"
     "  SILT_ADMIN_TOKEN          (silt serve) a bearer token accepted with the admin scope\n";
 
 static const help_entry HELP[] = {
@@ -95,7 +102,8 @@ static const help_entry HELP[] = {
      "  --fetch-uncacheable   fetch sources that give no caching validator again\n"
      "  --set-watermark T     commit only a new watermark (RFC 3339)\n",
      "silt pull city-populations\nsilt pull --all\n"},
-    {"sources", "list the Source resources (silt add)", "silt sources", NULL, "silt sources\n"},
+    {"sources", "list the Source resources (silt add) and the files pulls skipped", "silt sources", NULL,
+     "silt sources\nsilt --json sources\n"},
     {"flows", "list the Flow resources and their next run", "silt flows", NULL, "silt flows\n"},
     {"txn", "transactions of a files dataset",
      "silt txn start NAME[@BRANCH] --type snapshot|append|update|delete\n"
@@ -188,7 +196,8 @@ static void print_entry(FILE *f, const help_entry *h)
     }
     if (h->options)
         fprintf(f, "\nOptions:\n%s", h->options);
-    fprintf(f, "\nGlobal options:\n  --workspace DIR   the workspace to use\n  --json            machine-readable output\n");
+    fprintf(f, "\nGlobal options:\n  --workspace DIR   the workspace to use\n  --json            machine-readable output\n"
+               "  -q, --quiet       no progress line on the terminal (warnings and errors stay)\n");
     fprintf(f, "\nEnvironment:\n%s", ENV_TEXT);
     fprintf(f, "\nExample:\n");
     for (const char *p = h->example; *p;) {
@@ -198,6 +207,8 @@ static void print_entry(FILE *f, const help_entry *h)
         p += n + (e ? 1 : 0);
     }
     fprintf(f, "\nExit codes: 0 ok, 1 failed, 2 usage error.\n");
+    if (interruptible(h->name))
+        fprintf(f, "130: interrupted by Ctrl-C; a line on stderr says what was committed and what not.\n");
 }
 
 int cli_help_command(const char *name)
@@ -280,7 +291,7 @@ void cli_help_man(FILE *f)
 {
     fprintf(f, ".TH SILT 1 \"\" \"silt %s\" \"User Commands\"\n.SH NAME\nsilt \\- versioned, verifiable dataset store\n",
             SILT_VERSION);
-    fprintf(f, ".SH SYNOPSIS\n.B silt\n[\\-\\-workspace DIR] [\\-\\-json] COMMAND [ARGS]\n");
+    fprintf(f, ".SH SYNOPSIS\n.B silt\n[\\-\\-workspace DIR] [\\-\\-json] [\\-q] COMMAND [ARGS]\n");
     fprintf(f, ".SH DESCRIPTION\nsilt keeps datasets as Open Data Fabric metadata chains over Parquet "
                "slices, and files datasets with Foundry-style transactions, views and branches.\n");
     fprintf(f, ".SH COMMANDS\n");
@@ -333,7 +344,7 @@ int cli_help_completion(const char *shell)
                "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n        COMPREPLY=($(compgen -W \"");
         for (size_t i = 0; i < NHELP; i++)
             printf("%s%s", i ? " " : "", HELP[i].name);
-        printf(" --help --version --workspace --json\" -- \"$cur\"))\n        return\n    fi\n    case $cmd in\n");
+        printf(" --help --version --workspace --json --quiet\" -- \"$cur\"))\n        return\n    fi\n    case $cmd in\n");
         for (size_t i = 0; i < NHELP; i++) {
             flags_of(&HELP[i], flags, sizeof flags);
             printf("    %s) COMPREPLY=($(compgen -W \"%s%s--help --json\" -- \"$cur\") $(compgen -f -- \"$cur\")) ;;\n",

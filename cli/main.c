@@ -1,6 +1,6 @@
 /* main.c — entry point of the `silt` command: global options, dispatch,
- * error reporting. Global options (--workspace DIR, --json) may appear
- * anywhere before a literal "--". */
+ * error reporting. Global options (--workspace DIR, --json, -q/--quiet)
+ * may appear anywhere before a literal "--". */
 #include "cli.h"
 
 #include <stdarg.h>
@@ -10,6 +10,8 @@
 
 static const char *USAGE =
     "usage: silt [--workspace DIR] [--json] COMMAND [ARGS]\n"
+    "       (-q, --quiet: no progress line; on a terminal pull, ingest, verify, gc and upload\n"
+    "        show one on stderr; warnings and errors are still printed)\n"
     "\n"
     "Workspace and datasets:\n"
     "  init                          create .silt/ in the current directory\n"
@@ -166,6 +168,8 @@ int main(int argc, char **argv)
         }
         if (!literal && strcmp(a, "--json") == 0) {
             c.json = true;
+        } else if (!literal && (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)) {
+            c.quiet = true;
         } else if (!literal && strcmp(a, "--workspace") == 0) {
             if (i + 1 >= argc) {
                 free(args);

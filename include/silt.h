@@ -34,6 +34,7 @@ extern "C" {
 #define SILT_EVALIDATION (-8)
 #define SILT_EUNSUPPORTED (-9)
 #define SILT_EINTERNAL (-10)
+#define SILT_ECANCELED (-11) /* the progress callback asked to stop (see silt_progress_fn) */
 
 /* Message of the last failure on this thread (never NULL). */
 const char *silt_error_last(void);
@@ -41,6 +42,36 @@ const char *silt_error_last(void);
 typedef struct silt_workspace silt_workspace;
 typedef struct silt_dataset silt_dataset;
 typedef struct silt_block silt_block;
+
+/* ---- progress and cancellation ------------------------------------------- */
+
+/* Where a long operation is. Counters only grow during one operation;
+ * totals are 0 when unknown. */
+typedef struct silt_progress {
+    const char *phase;    /* "pull", "ingest", "verify", "gc", "upload" */
+    const char *unit;     /* what done/total count: "files", "blocks", "objects" */
+    const char *item;     /* the item about to be worked on (a file name), or NULL */
+    uint64_t done, total; /* items finished / known total */
+    uint64_t bytes, total_bytes; /* bytes read, hashed or stored / known total */
+    uint64_t records;     /* records committed (pull, ingest) */
+    uint64_t removed;     /* objects deleted (gc) */
+} silt_progress;
+
+/* Called by the library between units of work (files, blocks, objects;
+ * never in a tight inner loop): it must be cheap (the CLI draws at most ten
+ * times a second). `p` and its strings are borrowed for the call. A nonzero
+ * return asks the operation to stop at the next safe point: pull, ingest
+ * and upload then fail with SILT_ECANCELED ("interrupted") having committed
+ * only whole units before it (a FilesGlob pull the files before the
+ * current one, an ingest or upload nothing), the usual atomicity holding;
+ * read-only operations (verify) and gc ignore it. */
+typedef int (*silt_progress_fn)(void *ctx, const silt_progress *p);
+
+/* The progress callback of the operations on `ds` that take no options
+ * struct (silt_dataset_verify, silt_dataset_verify_branches,
+ * silt_txn_upload). fn NULL removes it. Handles derived from ds inside
+ * those calls (other branches) report through it too. */
+void silt_dataset_set_progress(silt_dataset *ds, silt_progress_fn fn, void *ctx);
 
 /* ---- workspace ---------------------------------------------------------- */
 
@@ -239,6 +270,8 @@ typedef struct silt_ingest_opts {
     const char *format;         /* csv|json|ndjson|geojson|ndgeojson|parquet|shp or NULL */
     const char *event_time;     /* RFC 3339 fallback event time, or NULL */
     const char *source_name;    /* push source to use, or NULL */
+    silt_progress_fn progress;  /* may be NULL; phase "ingest" */
+    void *progress_ctx;
 } silt_ingest_opts;
 
 typedef struct silt_ingest_result {
@@ -698,6 +731,8 @@ typedef struct silt_pull_opts {
     uint64_t target_records_per_slice; /* 0 = the Flow's targetRecordsPerSlice, or one slice */
     silt_report_fn warn;        /* warnings (e.g. a Pipe's stderr); may be NULL */
     void *warn_ctx;
+    silt_progress_fn progress;  /* may be NULL; phase "pull", unit "files" */
+    void *progress_ctx;
 } silt_pull_opts;
 
 typedef struct silt_pull_result {
@@ -723,6 +758,24 @@ typedef struct silt_pull_result {
  * retried as for silt_dataset_ingest; an input another writer has already
  * ingested (the source state moved) is SILT_ECONFLICT. */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
+
+/* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
+ * time could not be taken from its name, or it sorts before the last file
+ * the source ingested (it was added late) and will therefore never be read.
+ * Recorded by the last successful pull of the dataset's source. */
+typedef struct silt_skipped_file {
+    char *dataset;  /* dataset name */
+    char *source;   /* source state name: a Source resource's name, or
+                       "odf/polling" for the SetPollingSource of the chain */
+    char *file;     /* file name (last path component) */
+    char *reason;   /* e.g. "event time pattern 'p' does not match 'f'" */
+} silt_skipped_file;
+
+/* Every skipped file recorded in the workspace, by dataset name, then
+ * source, then as listed by the pull. Caller owns *out: free with
+ * silt_skipped_files_free. */
+int silt_pull_skipped_list(silt_skipped_file **out, size_t *n, silt_workspace *ws);
+void silt_skipped_files_free(silt_skipped_file *v, size_t n);
 
 /* ---- resources: Source and Flow (src/ingest/resources.c) -------------- */
 
@@ -843,6 +896,8 @@ typedef struct silt_gc_opts {
     int64_t grace_seconds; /* < 0: $SILT_GC_GRACE_SECONDS or 3600 */
     silt_report_fn report; /* one line per deleted (or, dry run, deletable) thing; may be NULL */
     void *report_ctx;
+    silt_progress_fn progress; /* may be NULL; phase "gc", unit "objects" (scanned), removed */
+    void *progress_ctx;
 } silt_gc_opts;
 
 typedef struct silt_gc_result {
@@ -851,6 +906,7 @@ typedef struct silt_gc_result {
     uint64_t objects_deleted;     /* data/ and checkpoints/ objects */
     uint64_t bytes_deleted;
     uint64_t leftovers_deleted;   /* .tmp-* files of crashed writes */
+    uint64_t objects_scanned;     /* entries of data/ and checkpoints/ looked at */
 } silt_gc_result;
 
 /* `silt gc NAME`: applies the policies (silt_retention_apply), then sweeps:

@@ -76,7 +76,12 @@ int srv_odf_ingest(srv_req *r, srv_resp *out)
         return 0;
     const char *files[1] = {r->body_path};
     const char *display[1] = {"request body"};
-    silt_ingest_opts o = {files, display, 1, format, et, srv_arg_get(r, "sourceName")};
+    silt_ingest_opts o = {.files = files,
+                          .display = display,
+                          .nfiles = 1,
+                          .format = format,
+                          .event_time = et,
+                          .source_name = srv_arg_get(r, "sourceName")};
     silt_ingest_result res;
     memset(&res, 0, sizeof res);
     int rc = silt_dataset_ingest(&res, d.ds, &o);

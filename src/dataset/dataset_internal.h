@@ -37,7 +37,19 @@ struct silt_dataset {
     char head[SILT_MH_TEXT_LEN + 1];
     char watermark[40];
     char last_system_time[40];
+    silt_progress_fn progress; /* silt_dataset_set_progress (may be NULL) */
+    void *progress_ctx;
+    silt_progress *prog;       /* counters of the running verify (ops/verify.c), or NULL */
 };
+
+/* ---- progress.c ---- */
+
+/* Calls ds's progress callback (if any) with *p; its return (nonzero = stop
+ * at the next safe point), 0 without a callback. */
+int silt_ds_progress(const silt_dataset *ds, const silt_progress *p);
+/* Adds to ds->prog (when set) `blocks` items done and `bytes` hashed and
+ * reports it; verify is read-only, so a request to stop is ignored. */
+void silt_ds_progress_add(silt_dataset *ds, uint64_t blocks, uint64_t bytes);
 
 /* The dataset RID of a dataset id: "ri.silt.main.dataset.<uuid>", the UUID
  * being the first 16 bytes of SHA3-256("silt.dev/dataset-rid" || did) with

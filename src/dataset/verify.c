@@ -275,6 +275,7 @@ static int check_file(silt_dataset *ds, vctx *v, const char *what, const char *k
                (unsigned long long)seq, (unsigned long long)size, (unsigned long long)expected_size);
     uint8_t digest[SILT_SHA3_256_LEN];
     rc = silt_sha3_file(path, digest, NULL);
+    silt_ds_progress_add(ds, 0, size);
     if (rc < 0) {
         report(v, &v->corrupt, "%s %s (block %llu): cannot read: %s", what, text,
                (unsigned long long)seq, silt_error_last());
@@ -1053,6 +1054,7 @@ static int verify_ref(silt_dataset *ds, silt_verify_shared *sh, vctx *vp)
         memcpy(list[n].hash, cur, SILT_MH_LEN);
         list[n].blk = blk;
         n++;
+        silt_ds_progress_add(ds, 1, 0);
         if (!blk->prev_block_hash.data) {
             complete = true;
             break;

@@ -749,6 +749,26 @@ static int undo_objects(silt_dataset *ds, const staged_obj *objs, size_t n, int 
  * rid: every object first, then one journal write with every entry. On
  * failure nothing is staged and the objects created are removed again;
  * objs (n entries) receives what was stored. */
+/* Upload progress through ds's callback (silt_dataset_set_progress):
+ * SILT_ECANCELED when it asks to stop. */
+static int put_tick(silt_dataset *ds, silt_progress *p, const char *item)
+{
+    p->item = item;
+    if (silt_ds_progress(ds, p) == 0)
+        return 0;
+    return silt_err(SILT_ECANCELED, "interrupted%s%s%s", item ? " before '" : "", item ? item : "", item ? "'" : "");
+}
+
+static void put_totals(silt_dataset *ds, const char *const *locals, size_t n, silt_progress *p)
+{
+    *p = (silt_progress){.phase = "upload", .unit = "files", .total = n};
+    for (size_t i = 0; ds->progress && i < n; i++) {
+        struct stat st;
+        if (stat(locals[i], &st) == 0)
+            p->total_bytes += (uint64_t)st.st_size;
+    }
+}
+
 static int put_many(silt_dataset *ds, const char *rid, const char *const *locals, char *const *paths, size_t n,
                     staged_obj *objs)
 {
@@ -764,11 +784,19 @@ static int put_many(silt_dataset *ds, const char *rid, const char *const *locals
     if (ofd < 0)
         return ofd;
     size_t stored = 0;
+    silt_progress prog;
+    put_totals(ds, locals, n, &prog);
     for (; !rc && stored < n; stored++) {
-        rc = store_object(ds, locals[stored], &objs[stored]);
+        rc = put_tick(ds, &prog, paths[stored]);
+        if (!rc)
+            rc = store_object(ds, locals[stored], &objs[stored]);
         if (rc)
             break;
+        prog.done++;
+        prog.bytes += objs[stored].size;
     }
+    if (!rc)
+        rc = put_tick(ds, &prog, NULL); /* stored: the last chance to stop before staging */
     int fd = -1;
     if (!rc)
         rc = load_locked(ds, rid, &r, &fd);

@@ -131,8 +131,10 @@ int silt_et_parse(const char *text, const char *format, silt_time *out)
     return 0;
 }
 
-int silt_et_from_path(const char *path, const char *pattern, const char *format, silt_time *out)
+/* Compiles a FromPath pattern that has a group 1 (*out: pcre2_code_free). */
+static int compile_pattern(const char *pattern, pcre2_code **out)
 {
+    *out = NULL;
     if (!pattern || !*pattern)
         return silt_err(SILT_EINVAL, "event time FromPath: no pattern");
     int errcode;
@@ -150,6 +152,33 @@ int silt_et_from_path(const char *path, const char *pattern, const char *format,
         pcre2_code_free(re);
         return silt_err(SILT_EINVAL, "event time pattern '%s' has no group 1 holding the time", pattern);
     }
+    *out = re;
+    return 0;
+}
+
+int silt_et_check(const odf_union *source)
+{
+    if (!source || source->type != ODF_EventTimeSource_FromPath)
+        return 0;
+    const odf_EventTimeSourceFromPath *fp = source->value;
+    if (!fp)
+        return silt_err(SILT_EINVAL, "event time FromPath: no pattern");
+    pcre2_code *re = NULL;
+    int rc = compile_pattern(fp->pattern, &re);
+    pcre2_code_free(re);
+    char *fmt = NULL;
+    if (!rc)
+        rc = silt_et_translate_format(fp->timestamp_format ? fp->timestamp_format : SILT_ET_DEFAULT_FORMAT, &fmt);
+    free(fmt);
+    return rc;
+}
+
+int silt_et_from_path(const char *path, const char *pattern, const char *format, silt_time *out)
+{
+    pcre2_code *re = NULL;
+    int rc0 = compile_pattern(pattern, &re);
+    if (rc0)
+        return rc0;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     if (!md) {
         pcre2_code_free(re);

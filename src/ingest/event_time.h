@@ -35,6 +35,11 @@ int silt_et_parse(const char *text, const char *format, silt_time *out);
  * SILT_EINVAL when the pattern is invalid, does not match, or has no group 1. */
 int silt_et_from_path(const char *path, const char *pattern, const char *format, silt_time *out);
 
+/* Checks what does not depend on the file: a FromPath source's pattern
+ * (compiles, has a group 1) and timestamp format. 0 for other kinds. After
+ * it, a FromPath failure of silt_et_from_path concerns that one path. */
+int silt_et_check(const odf_union *source);
+
 /* Resolves an EventTimeSource union (type 0 = not given; then
  * `default_kind` applies, one of ODF_EventTimeSource_*) for one input:
  *  - FromMetadata: `metadata_time` if has_metadata_time, else no time;

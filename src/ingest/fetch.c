@@ -353,13 +353,25 @@ int silt_fetch_url(silt_fetch_url_result *out, const silt_fetch_url_opts *o)
 
 /* ---- FilesGlob ---------------------------------------------------------------- */
 
-void silt_glob_files_free(silt_glob_file *files, size_t n)
+static void files_free(silt_glob_file *files, size_t n)
 {
     if (!files)
         return;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(files[i].path);
+        free(files[i].reason);
+    }
     free(files);
+}
+
+void silt_glob_listing_free(silt_glob_listing *l)
+{
+    if (!l)
+        return;
+    files_free(l->files, l->n);
+    files_free(l->before, l->nbefore);
+    files_free(l->skipped, l->nskipped);
+    memset(l, 0, sizeof *l);
 }
 
 static int cmp_by_name(const void *a, const void *b)
@@ -388,15 +400,40 @@ static int file_time(const odf_union *et, const char *path, bool *has, silt_time
     return silt_et_resolve(et, ODF_EventTimeSource_FromSystemTime, path, has_m, m, has, t);
 }
 
-int silt_fetch_glob(silt_glob_file **out, size_t *n_out, size_t *total_out, const char *pattern, int order,
-                    const odf_union *event_time, const char *last_name)
+/* Fills f from matched path `path`: 1 = a regular file, 0 = not one. A
+ * per-file event time failure (EINVAL; the source itself was checked by
+ * silt_et_check) becomes f->reason. */
+static int list_one(silt_glob_file *f, const char *path, const odf_union *et)
 {
-    *out = NULL;
-    *n_out = 0;
-    if (total_out)
-        *total_out = 0;
-    if (!pattern || !*pattern)
-        return silt_err(SILT_EINVAL, "FilesGlob: no path pattern");
+    struct stat st;
+    memset(f, 0, sizeof *f);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    f->size = (uint64_t)st.st_size;
+    if (!(f->path = strdup(path)))
+        return silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
+    const char *slash = strrchr(f->path, '/');
+    f->name = slash ? slash + 1 : f->path;
+    int rc = file_time(et, f->path, &f->has_time, &f->time);
+    if (rc == SILT_EINVAL) {
+        f->has_time = false;
+        if (!(f->reason = strdup(silt_error_last())))
+            rc = silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
+        else
+            rc = 0;
+        silt_err_clear();
+    }
+    if (rc) {
+        free(f->path);
+        f->path = NULL;
+        return rc;
+    }
+    return 1;
+}
+
+/* Globs `pattern` into l->files (unsorted) and l->skipped. */
+static int list_matches(silt_glob_listing *l, const char *pattern, const odf_union *et)
+{
     glob_t g;
     memset(&g, 0, sizeof g);
     int gr = glob(pattern, GLOB_NOSORT, NULL, &g);
@@ -408,77 +445,90 @@ int silt_fetch_glob(silt_glob_file **out, size_t *n_out, size_t *total_out, cons
         globfree(&g);
         return silt_err(SILT_EIO, "FilesGlob '%s': cannot read a directory", pattern);
     }
-    silt_glob_file *files = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *files);
-    if (!files) {
-        globfree(&g);
-        return silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
-    }
-    size_t n = 0;
-    int rc = 0;
-    bool by_time = order == ODF_SourceOrdering_ByEventTime;
+    size_t cap = gr == 0 && g.gl_pathc ? g.gl_pathc : 1;
+    l->files = calloc(cap, sizeof *l->files);
+    l->skipped = calloc(cap, sizeof *l->skipped);
+    int rc = l->files && l->skipped ? 0 : silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
     for (size_t i = 0; gr == 0 && i < g.gl_pathc && !rc; i++) {
-        struct stat st;
-        if (stat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        silt_glob_file *f = &files[n];
-        f->path = strdup(g.gl_pathv[i]);
-        if (!f->path) {
-            rc = silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
-            break;
+        silt_glob_file f;
+        int got = list_one(&f, g.gl_pathv[i], et);
+        if (got < 0)
+            rc = got;
+        else if (got && f.reason)
+            l->skipped[l->nskipped++] = f;
+        else if (got)
+            l->files[l->n++] = f;
+    }
+    globfree(&g);
+    l->total = l->n + l->nskipped;
+    return rc;
+}
+
+/* Moves the files at or before the last ingested one from l->files (sorted)
+ * to l->before (the file named last_name itself is dropped). */
+static int split_at_last(silt_glob_listing *l, bool by_time, const odf_union *et, const char *last_name)
+{
+    bool has_last_time = false;
+    silt_time last_time = {0, 0};
+    if (by_time) {
+        for (size_t i = 0; i < l->n && !has_last_time; i++)
+            if (strcmp(l->files[i].name, last_name) == 0) {
+                has_last_time = true;
+                last_time = l->files[i].time;
+            }
+        if (!has_last_time && et && et->type == ODF_EventTimeSource_FromPath) {
+            if (file_time(et, last_name, &has_last_time, &last_time) != 0) {
+                has_last_time = false;
+                silt_err_clear();
+            }
         }
-        const char *slash = strrchr(f->path, '/');
-        f->name = slash ? slash + 1 : f->path;
-        n++;
-        rc = file_time(event_time, f->path, &f->has_time, &f->time);
-        if (!rc && by_time && !f->has_time)
+    }
+    l->before = calloc(l->n ? l->n : 1, sizeof *l->before);
+    if (!l->before)
+        return silt_err(SILT_ENOMEM, "FilesGlob: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        silt_glob_file *f = &l->files[i];
+        int c;
+        if (by_time && has_last_time) {
+            c = silt_time_cmp(f->time, last_time);
+            c = c ? c : strcmp(f->name, last_name);
+        } else {
+            c = strcmp(f->name, last_name);
+        }
+        if (c > 0)
+            l->files[k++] = *f;
+        else if (c < 0)
+            l->before[l->nbefore++] = *f;
+        else {
+            free(f->path);
+            free(f->reason);
+        }
+    }
+    l->n = k;
+    return 0;
+}
+
+int silt_fetch_glob(silt_glob_listing *out, const char *pattern, int order, const odf_union *event_time,
+                    const char *last_name)
+{
+    memset(out, 0, sizeof *out);
+    if (!pattern || !*pattern)
+        return silt_err(SILT_EINVAL, "FilesGlob: no path pattern");
+    int rc = silt_et_check(event_time);
+    if (rc)
+        return silt_err_context(rc, "FilesGlob '%s'", pattern);
+    bool by_time = order == ODF_SourceOrdering_ByEventTime;
+    rc = list_matches(out, pattern, event_time);
+    for (size_t i = 0; !rc && by_time && i < out->n; i++)
+        if (!out->files[i].has_time)
             rc = silt_err(SILT_EINVAL,
                           "FilesGlob '%s': order ByEventTime needs an event time (FromPath or FromMetadata) "
                           "for '%s'",
-                          pattern, f->name);
-    }
-    globfree(&g);
-    if (rc) {
-        silt_glob_files_free(files, n);
+                          pattern, out->files[i].name);
+    if (rc)
         return rc;
-    }
-    if (total_out)
-        *total_out = n;
-    qsort(files, n, sizeof *files, by_time ? cmp_by_time : cmp_by_name);
-    /* position of the last ingested file */
-    bool has_last_time = false;
-    silt_time last_time = {0, 0};
-    if (last_name && by_time) {
-        for (size_t i = 0; i < n && !has_last_time; i++)
-            if (strcmp(files[i].name, last_name) == 0) {
-                has_last_time = true;
-                last_time = files[i].time;
-            }
-        if (!has_last_time && event_time && event_time->type == ODF_EventTimeSource_FromPath) {
-            if (file_time(event_time, last_name, &has_last_time, &last_time) != 0)
-                has_last_time = false;
-        }
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool keep = true;
-        if (last_name) {
-            if (by_time && has_last_time) {
-                int c = silt_time_cmp(files[i].time, last_time);
-                keep = c > 0 || (c == 0 && strcmp(files[i].name, last_name) > 0);
-            } else {
-                keep = strcmp(files[i].name, last_name) > 0;
-            }
-        }
-        if (keep)
-            files[k++] = files[i];
-        else
-            free(files[i].path);
-    }
-    if (k == 0) {
-        free(files);
-        files = NULL;
-    }
-    *out = files;
-    *n_out = k;
-    return 0;
+    qsort(out->files, out->n, sizeof *out->files, by_time ? cmp_by_time : cmp_by_name);
+    qsort(out->skipped, out->nskipped, sizeof *out->skipped, cmp_by_name);
+    return last_name ? split_at_last(out, by_time, event_time, last_name) : 0;
 }

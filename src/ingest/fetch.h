@@ -74,17 +74,38 @@ typedef struct silt_glob_file {
     const char *name;  /* last path component (points into path) */
     bool has_time;     /* event time from the event time source */
     silt_time time;
+    uint64_t size;     /* bytes (stat at listing time) */
+    char *reason;      /* skipped files: why (malloc'd), else NULL */
 } silt_glob_file;
 
-/* Lists the regular files matching glob `pattern` that come after the
- * file named `last_name` (NULL = all), sorted in ingest order: `order`
- * ODF_SourceOrdering_ByName (by file name) or _ByEventTime (by event time,
- * then name; needs FromPath or FromMetadata, files whose time cannot be
- * determined are an error). `event_time` is the ingress' EventTimeSource
- * (type 0 = FromSystemTime). *total_out (may be NULL) receives the number
- * of matching files before filtering. Caller frees with silt_glob_files_free. */
-int silt_fetch_glob(silt_glob_file **out, size_t *n_out, size_t *total_out, const char *pattern, int order,
-                    const odf_union *event_time, const char *last_name);
-void silt_glob_files_free(silt_glob_file *files, size_t n);
+/* The regular files matching a glob, split by what pull does with them. */
+typedef struct silt_glob_listing {
+    silt_glob_file *files;   /* after the last ingested file, in ingest order */
+    size_t n;
+    silt_glob_file *before;  /* sorting before the last ingested file (in
+                                ingest order; the file named last_name itself
+                                is not listed): already ingested, or added
+                                late and never to be read */
+    size_t nbefore;
+    silt_glob_file *skipped; /* whose event time cannot be determined from
+                                the path (FromPath does not match, the group
+                                does not parse): `reason` says why; by name */
+    size_t nskipped;
+    size_t total;            /* matching regular files */
+} silt_glob_listing;
+
+/* Lists the regular files matching glob `pattern` relative to the file
+ * named `last_name` (NULL = nothing ingested yet), sorted in ingest order:
+ * `order` ODF_SourceOrdering_ByName (by file name) or _ByEventTime (by
+ * event time, then name; needs FromPath or FromMetadata). `event_time` is
+ * the ingress' EventTimeSource (type 0 = FromSystemTime). A file whose
+ * event time cannot be determined from its path is put in out->skipped,
+ * not failed: one such file never blocks the others. Errors concern the
+ * source as a whole: an invalid FromPath pattern or timestamp format,
+ * ByEventTime without an event time, an unreadable directory, ENOMEM. The
+ * caller frees with silt_glob_listing_free (also after an error). */
+int silt_fetch_glob(silt_glob_listing *out, const char *pattern, int order, const odf_union *event_time,
+                    const char *last_name);
+void silt_glob_listing_free(silt_glob_listing *l);
 
 #endif

@@ -29,6 +29,11 @@ typedef struct silt_ingest_request {
     silt_time event_time;
     const odf_SourceState *source_state; /* state to commit, or NULL */
     uint64_t target_records_per_slice;   /* 0 = one slice per ingest */
+    silt_progress_fn progress;           /* may be NULL: called before the read (done 0) and after the
+                                            merge, before the commit (done = total, records); a nonzero
+                                            return there is SILT_ECANCELED and nothing is committed */
+    void *progress_ctx;
+    silt_progress *prog;                 /* the counters reported (phase, unit, totals set by the caller) */
 } silt_ingest_request;
 
 /* Runs the pipeline on `ds` and commits the result. "Up to date" (nothing

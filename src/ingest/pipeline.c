@@ -741,6 +741,10 @@ static int run(pipeline *p, const silt_ingest_request *req, silt_time *now_out)
     /* read */
     silt_time t0;
     trace(NULL, &t0);
+    if (req->progress && req->prog) {
+        req->prog->item = req->nfiles ? (req->display ? req->display[0] : req->files[0]) : NULL;
+        (void)req->progress(req->progress_ctx, req->prog); /* stopping is checked before the commit */
+    }
     rc = silt_read_files(p->e, req->read, req->files, req->display, req->nfiles, "__silt_read");
     if (rc)
         return rc;
@@ -829,6 +833,14 @@ static int merge_commit(pipeline *p, const silt_ingest_request *req, silt_ingest
     if (rc)
         return rc;
     trace("merge", &t0);
+    if (req->progress && req->prog) {
+        req->prog->item = NULL;
+        req->prog->done = req->prog->total;
+        req->prog->bytes = req->prog->total_bytes;
+        req->prog->records = nrows;
+        if (req->progress(req->progress_ctx, req->prog) != 0)
+            return silt_err(SILT_ECANCELED, "interrupted before the commit (nothing was committed)");
+    }
 
     bool state_moved = req->source_state && !source_state_unchanged(&ds->st, req->source_state);
     if (nrows == 0 && !state_moved) {

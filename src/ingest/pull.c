@@ -40,6 +40,7 @@
 #include "ingest/ingest.h"
 #include "ingest/prepare.h"
 #include "ingest/resources.h"
+#include "ingest/skipped.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 
@@ -63,7 +64,25 @@ typedef struct pull_ctx {
     silt_config *cfg;            /* NULL for the legacy source */
     char **owned;                /* rendered strings (may hold secrets) */
     size_t nowned, capowned;
+    silt_progress prog;          /* reported through o->progress */
 } pull_ctx;
+
+/* ---- progress ---------------------------------------------------------------- */
+
+/* Reports c->prog with `item` (the file about to be read, NULL when done);
+ * SILT_ECANCELED when the callback asks to stop. */
+static int pull_tick(pull_ctx *c, const char *item, const silt_pull_result *out)
+{
+    if (!c->o->progress)
+        return 0;
+    c->prog.item = item;
+    c->prog.records = out->num_records;
+    if (c->o->progress(c->o->progress_ctx, &c->prog) == 0)
+        return 0;
+    if (item)
+        return silt_err(SILT_ECANCELED, "pull '%s': interrupted before '%s'", c->ds->name, item);
+    return silt_err(SILT_ECANCELED, "pull '%s': interrupted", c->ds->name);
+}
 
 /* ---- secrets ------------------------------------------------------------- */
 
@@ -269,6 +288,9 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
     int rc = display ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
     if (!rc)
         rc = prev_value(c, prev, &prev_v);
+    c->prog.total++;
+    if (!rc)
+        rc = pull_tick(c, display, out);
     if (!rc)
         rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
     if (!rc && !(body = silt_path_join(tmpdir, "fetched", NULL)))
@@ -300,10 +322,18 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
             rc = silt_err_context(rc, "pull '%s'", ds->name);
         odf_SourceState ss = {(char *)c->state_name, fr.state_kind, sealed};
         silt_ingest_result r;
+        c->prog.total_bytes += fr.bytes;
+        if (!rc)
+            rc = pull_tick(c, display, out); /* fetched: the last chance to stop before the commit */
         if (!rc)
             rc = ingest_one(c, tmpdir, fr.path, display, has_et, et, fr.state_kind ? &ss : NULL, &r);
         if (!rc)
             add_result(out, &r);
+        c->prog.bytes += fr.bytes;
+    }
+    if (!rc) {
+        c->prog.done++;
+        rc = pull_tick(c, NULL, out);
     }
     if (fr.state_value)
         memset(fr.state_value, 0, strlen(fr.state_value)); /* may hold a secret */
@@ -319,53 +349,230 @@ static int pull_url(pull_ctx *c, const url_src *u, silt_pull_result *out)
     return rc;
 }
 
+/* ---- FilesGlob -------------------------------------------------------------- */
+
+/* One AddData that only records source state `ss` (a 0-byte file: no
+ * records, nothing to read or merge, but the source moves past it). A lost
+ * race is retried while the source's state is still the one it was. */
+static int commit_state_only(pull_ctx *c, const odf_SourceState *ss, silt_ingest_result *r)
+{
+    silt_dataset *ds = c->ds;
+    const odf_source_state_ref *p0 = prev_state(c);
+    char *was = p0 && p0->value ? strdup(p0->value) : NULL;
+    if (p0 && p0->value && !was)
+        return silt_err(SILT_ENOMEM, "pull: out of memory");
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        odf_AddData ad;
+        memset(&ad, 0, sizeof ad);
+        odf_Checkpoint cp;
+        if (ds->st.has_last_offset) {
+            ad.has_prev_offset = true;
+            ad.prev_offset = ds->st.last_offset;
+        }
+        if (ds->st.has_checkpoint) {
+            ad.prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+            cp.physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+            cp.size = ds->st.checkpoint_size;
+            ad.new_checkpoint = &cp;
+        }
+        if (ds->st.has_watermark) { /* carried forward: no records, no new event time */
+            ad.has_new_watermark = true;
+            ad.new_watermark = ds->st.watermark;
+        }
+        ad.new_source_state = (odf_SourceState *)ss;
+        odf_union ev = {ODF_MetadataEvent_AddData, &ad};
+        rc = silt_ds_append_events_n(ds, &ev, 1, NULL);
+        if (rc != SILT_ECONFLICT || attempt >= SILT_PULL_ATTEMPTS)
+            break;
+        if ((rc = silt_ds_sync(ds)) != 0)
+            break;
+        const odf_source_state_ref *p1 = prev_state(c);
+        if (strcmp(p1 && p1->value ? p1->value : "", was ? was : "") != 0) {
+            rc = silt_err(SILT_ECONFLICT, "pull '%s': another writer ingested from the source meanwhile", ds->name);
+            break;
+        }
+        silt_err_clear();
+    }
+    free(was);
+    if (rc)
+        return rc;
+    memset(r, 0, sizeof *r);
+    r->num_slices = 1;
+    snprintf(r->head, sizeof r->head, "%s", ds->head);
+    return 0;
+}
+
+/* Ingests one listed file: its own AddData, or a state-only one when empty. */
+static int glob_ingest_file(pull_ctx *c, const silt_glob_file *f, silt_pull_result *out)
+{
+    char *sealed = NULL;
+    int rc = silt_config_seal(c->cfg, f->name, &sealed);
+    if (rc)
+        return rc;
+    odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, sealed};
+    silt_ingest_result r;
+    if (f->size == 0) {
+        rc = commit_state_only(c, &ss, &r);
+    } else {
+        char *tmpdir = NULL;
+        rc = silt_ws_mktemp(c->ds->ws, "tmp", &tmpdir);
+        if (!rc)
+            rc = ingest_one(c, tmpdir, f->path, f->name, f->has_time, f->time, &ss, &r);
+        if (tmpdir)
+            silt_fs_remove_tree(tmpdir);
+        free(tmpdir);
+    }
+    if (!rc)
+        add_result(out, &r);
+    free(sealed);
+    return rc;
+}
+
+/* Files the pull will not read: a warning each, and the record (skipped.h).
+ * Files the chain records as ingested by this source are not mentioned. */
+typedef struct glob_notes {
+    const char **files, **reasons; /* n each; malloc'd and redacted (a file name may hold a secret) */
+    size_t n;
+} glob_notes;
+
+static void glob_notes_free(glob_notes *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        free((char *)g->files[i]);
+        free((char *)g->reasons[i]);
+    }
+    free(g->files);
+    free(g->reasons);
+    memset(g, 0, sizeof *g);
+}
+
+/* Was file name `name` ingested by this source (its sealed name is a
+ * recorded state value)? */
+static int was_ingested(pull_ctx *c, char *const *vals, size_t nvals, const char *name, bool *yes)
+{
+    char *sealed = NULL;
+    int rc = silt_config_seal(c->cfg, name, &sealed);
+    if (rc)
+        return rc;
+    *yes = silt_skipped_contains(vals, nvals, sealed);
+    free(sealed);
+    return 0;
+}
+
+/* Notes `file` (late: it sorts before the last ingested one; else its
+ * event time failed) and warns about it. */
+static int note_add(pull_ctx *c, glob_notes *g, const char *file, const char *reason, bool late)
+{
+    char *r = silt_config_redact(c->cfg, reason), *f = silt_config_redact(c->cfg, file);
+    if (!r || !f) {
+        free(r);
+        free(f);
+        return silt_err(SILT_ENOMEM, "pull: out of memory");
+    }
+    g->files[g->n] = f;
+    g->reasons[g->n++] = r;
+    char msg[2048];
+    if (late)
+        snprintf(msg, sizeof msg, "pull '%s': file '%s' %s and will not be read; rename it or reset the source",
+                 c->ds->name, file, reason);
+    else
+        snprintf(msg, sizeof msg, "pull '%s': skipping '%s': %s", c->ds->name, file, reason);
+    redact_warn(c, msg);
+    return 0;
+}
+
+static int glob_notes_collect(pull_ctx *c, const silt_glob_listing *l, const char *last, glob_notes *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!l->nskipped && !l->nbefore)
+        return 0;
+    size_t cap = l->nskipped + l->nbefore;
+    g->files = calloc(cap, sizeof *g->files);
+    g->reasons = calloc(cap, sizeof *g->reasons);
+    silt_arena *a = silt_arena_new();
+    char **vals = NULL;
+    size_t nvals = 0;
+    int rc = g->files && g->reasons && a ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
+    bool known = true; /* the chain told which names were ingested */
+    if (!rc && (rc = silt_skipped_ingested_values(&vals, &nvals, c->ds, c->state_name, c->legacy, a)) != 0 &&
+        rc != SILT_ENOMEM) {
+        known = false; /* an unreadable block is verify's to report; the pull itself goes on */
+        silt_err_clear();
+        rc = 0;
+    }
+    for (size_t i = 0; !rc && i < l->nskipped; i++) {
+        bool done = false;
+        rc = was_ingested(c, vals, nvals, l->skipped[i].name, &done);
+        if (!rc && !done)
+            rc = note_add(c, g, l->skipped[i].name, l->skipped[i].reason, false);
+    }
+    for (size_t i = 0; !rc && known && i < l->nbefore; i++) {
+        bool done = false;
+        rc = was_ingested(c, vals, nvals, l->before[i].name, &done);
+        char reason[1024];
+        snprintf(reason, sizeof reason, "sorts before the last ingested '%s'", last ? last : "");
+        if (!rc && !done)
+            rc = note_add(c, g, l->before[i].name, reason, true);
+    }
+    silt_arena_free(a);
+    return rc;
+}
+
+/* Lists the folder against the current source state. */
+static int glob_list(pull_ctx *c, const glob_src *g, silt_glob_listing *l, char **last)
+{
+    const odf_source_state_ref *prev = prev_state(c);
+    *last = NULL;
+    int rc = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev_value(c, prev, last) : 0;
+    if (!rc && (rc = silt_fetch_glob(l, g->path, g->order, g->event_time, *last)) != 0)
+        rc = silt_err_context(rc, "pull '%s'", c->ds->name);
+    return rc;
+}
+
+/* Rounds of list + ingest until no new file appears. The first round's
+ * files that will not be read are warned about and, when the pull
+ * succeeds, recorded. */
 static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
 {
     silt_dataset *ds = c->ds;
-    for (int round = 0; round < SILT_GLOB_MAX_ROUNDS; round++) {
-        const odf_source_state_ref *prev = prev_state(c);
-        if (g->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev))
-            return 0;
-        char *last = NULL; /* name of the last ingested file (unsealed) */
-        int rc = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev_value(c, prev, &last) : 0;
-        if (rc)
-            return rc;
-        silt_glob_file *files = NULL;
-        size_t n = 0, total = 0;
-        rc = silt_fetch_glob(&files, &n, &total, g->path, g->order, g->event_time, last);
+    glob_notes notes = {0};
+    int rc = 0;
+    for (int round = 0; round < SILT_GLOB_MAX_ROUNDS && !rc; round++) {
+        if (g->cache->type == ODF_SourceCaching_Forever && ingested_before(c, prev_state(c)))
+            break;
+        silt_glob_listing l = {0};
+        char *last = NULL;
+        rc = glob_list(c, g, &l, &last);
+        if (!rc && round == 0)
+            rc = glob_notes_collect(c, &l, last, &notes);
         bool had_last = last != NULL;
         scrub_free(last);
-        if (rc)
-            return silt_err_context(rc, "pull '%s'", ds->name);
-        if (n == 0) {
-            if (!had_last && out->num_ingests == 0)
-                return silt_err(SILT_ENOTFOUND, "pull '%s': no files match '%s'", ds->name, g->path);
-            return 0;
-        }
-        for (size_t i = 0; i < n && !rc; i++) {
-            char *tmpdir = NULL;
-            rc = silt_ws_mktemp(ds->ws, "tmp", &tmpdir);
-            if (rc)
+        if (!rc && l.n == 0 && !had_last && out->num_ingests == 0 && l.total == 0)
+            rc = silt_err(SILT_ENOTFOUND, "pull '%s': no files match '%s'", ds->name, g->path);
+        c->prog.total += l.n;
+        for (size_t i = 0; i < l.n; i++)
+            c->prog.total_bytes += l.files[i].size;
+        for (size_t i = 0; !rc && i < l.n; i++) {
+            if ((rc = pull_tick(c, l.files[i].name, out)) != 0)
                 break;
-            char *sealed = NULL;
-            rc = silt_config_seal(c->cfg, files[i].name, &sealed);
-            odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, sealed};
-            silt_ingest_result r;
-            if (!rc)
-                rc = ingest_one(c, tmpdir, files[i].path, files[i].name, files[i].has_time, files[i].time, &ss, &r);
-            if (!rc)
-                add_result(out, &r);
-            silt_fs_remove_tree(tmpdir);
-            free(tmpdir);
-            free(sealed);
+            rc = glob_ingest_file(c, &l.files[i], out);
+            if (!rc) {
+                c->prog.done++;
+                c->prog.bytes += l.files[i].size;
+            }
         }
-        silt_glob_files_free(files, n);
-        if (rc)
-            return rc;
-        if (g->cache->type == ODF_SourceCaching_Forever)
-            return 0;
+        if (!rc && l.n)
+            rc = pull_tick(c, NULL, out);
+        bool more = l.n > 0 && g->cache->type != ODF_SourceCaching_Forever;
+        silt_glob_listing_free(&l);
+        if (!more)
+            break;
     }
-    return 0;
+    if (!rc && g->cache->type != ODF_SourceCaching_Forever)
+        rc = silt_skipped_record(ds, c->state_name, notes.files, (const char *const *)notes.reasons, notes.n);
+    glob_notes_free(&notes);
+    return rc;
 }
 
 /* ---- the two source forms ------------------------------------------------------ */
@@ -646,6 +853,8 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
     memset(&c, 0, sizeof c);
     c.ds = ds;
     c.o = o;
+    c.prog.phase = "pull";
+    c.prog.unit = "files";
     silt_ingest_plan plan;
     memset(&plan, 0, sizeof plan);
     int has_flow = find_plan(&plan, a, ds);

@@ -8,6 +8,7 @@
 #include "util/error.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static int pick_push_source(silt_dataset *ds, silt_arena *a, const char *name, odf_AddPushSource **out)
 {
@@ -86,7 +87,18 @@ int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_in
     silt_arena *a = silt_arena_new();
     if (!a)
         return SILT_ENOMEM;
-    silt_ingest_request req = {.files = o->files, .display = o->display, .nfiles = o->nfiles};
+    silt_progress prog = {.phase = "ingest", .unit = "files", .total = o->nfiles};
+    for (size_t i = 0; o->progress && i < o->nfiles; i++) {
+        struct stat st;
+        if (stat(o->files[i], &st) == 0 && S_ISREG(st.st_mode))
+            prog.total_bytes += (uint64_t)st.st_size;
+    }
+    silt_ingest_request req = {.files = o->files,
+                               .display = o->display,
+                               .nfiles = o->nfiles,
+                               .progress = o->progress,
+                               .progress_ctx = o->progress_ctx,
+                               .prog = &prog};
     odf_AddPushSource *src = NULL;
     odf_union read, merge;
     rc = pick_push_source(ds, a, o->source_name, &src);

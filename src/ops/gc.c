@@ -599,6 +599,20 @@ static int open_sweep_dir(silt_dataset *ds, const char *sub, int *fd_out)
     return silt_err(SILT_EIO, "gc of %s: %s/%s: %s", ds->name, ds->dir, sub, strerror(errno));
 }
 
+/* Reports the sweep's counters (entries looked at, objects deleted). */
+static void gc_tick(const silt_gc_opts *o, silt_gc_result *res)
+{
+    res->objects_scanned++;
+    if (!o || !o->progress)
+        return;
+    silt_progress p = {.phase = "gc",
+                       .unit = "objects",
+                       .done = res->objects_scanned,
+                       .bytes = res->bytes_deleted,
+                       .removed = res->objects_deleted + res->leftovers_deleted};
+    (void)o->progress(o->progress_ctx, &p); /* gc is not cancelled: re-running completes a sweep anyway */
+}
+
 /* Is the entry older than the grace period? (missing: no) */
 static bool old_enough(int dfd, const char *name, int64_t grace, uint64_t *size)
 {
@@ -684,6 +698,7 @@ static int unref_entry(void *ctx, int dfd, const char *name)
     unref_ctx *u = ctx;
     if (name[0] == '.' || strlen(name) != SILT_MH_TEXT_LEN)
         return 0;
+    gc_tick(u->o, u->res);
     if (json_object_get(u->keep1, name) || (u->keep2 && json_object_get(u->keep2, name)) ||
         (u->keep3 && json_object_get(u->keep3, name)))
         return 0;
@@ -722,6 +737,7 @@ static int delete_purged(silt_dataset *ds, const json_t *del, const silt_gc_opts
         struct stat st;
         if (rc || strlen(mh) != SILT_MH_TEXT_LEN || fstatat(dfd, mh, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
+        gc_tick(opts, res);
         say(opts, "%s data/%s (file '%s' of transaction %s, purged by retention)", dry ? "would delete" : "delete",
             mh, json_string_value(json_object_get(d, "path")), json_string_value(json_object_get(d, "rid")));
         res->objects_deleted++;

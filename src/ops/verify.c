@@ -89,6 +89,10 @@ static int verify_branch(vrun *r, silt_verify_shared *sh, silt_files_vstate *fs,
     if (silt_ds_sync(b) == 0) /* a chain that cannot be read is reported below, in detail */
         e->num_blocks = b->st.empty ? 0 : b->st.seq + 1;
     silt_err_clear();
+    silt_dataset_set_progress(b, r->ds->progress, r->ds->progress_ctx); /* one set of counters */
+    b->prog = r->ds->prog;
+    if (b->prog)
+        b->prog->total += e->num_blocks;
     size_t before = e->problems;
     rc = silt_ds_verify_ref(b, sh, on_chain_problem, r, &r->tally);
     if (!rc) {
@@ -250,7 +254,10 @@ int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_datas
     *out = NULL;
     *n = 0;
     vrun r = {.ds = ds, .report = report, .ctx = ctx};
+    silt_progress prog = {.phase = "verify", .unit = "blocks"};
+    ds->prog = ds->progress ? &prog : NULL;
     int rc = verify(&r, all_branches);
+    ds->prog = NULL;
     if (rc < 0) {
         free(r.br);
         return rc;

@@ -62,6 +62,7 @@ const char *silt_error_name(int code)
     case SILT_EVALIDATION: return "EVALIDATION";
     case SILT_EUNSUPPORTED: return "EUNSUPPORTED";
     case SILT_EINTERNAL: return "EINTERNAL";
+    case SILT_ECANCELED: return "ECANCELED";
     default: return "EUNKNOWN";
     }
 }

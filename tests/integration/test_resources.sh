@@ -29,7 +29,7 @@ assert_eq "$(echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); 
 
 ok sources --json
 assert_eq "$(echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d, sort_keys=True))')" \
-    '[{"ingress": "Url", "location": "https://www.bankofcanada.ca/valet/csv?start_date=${{ config.startDate }}", "merge": "Ledger", "name": "ca.bankofcanada"}]' "sources --json"
+    '[{"ingress": "Url", "location": "https://www.bankofcanada.ca/valet/csv?start_date=${{ config.startDate }}", "merge": "Ledger", "name": "ca.bankofcanada", "skipped": []}]' "sources --json"
 
 # canonical storage
 assert_eq "$(cat .silt/resources/flows/ca.bankofcanada.yaml)" '$schema: https://opendatafabric.org/schemas/flow/v1alpha1/Flow

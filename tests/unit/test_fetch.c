@@ -209,28 +209,31 @@ static void test_glob(void **state)
     assert_int_equal(mkdir(p, 0755), 0);
     char pat[1100];
     snprintf(pat, sizeof pat, "%s/dump-*.csv", d);
-    silt_glob_file *f = NULL;
-    size_t n = 0, total = 0;
+    silt_glob_listing l;
     odf_union none = {0, NULL};
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByName, &none, NULL), 0);
-    assert_int_equal(n, 3);
-    assert_int_equal(total, 3);
-    assert_string_equal(f[0].name, "dump-2019-12-31.csv");
-    assert_string_equal(f[1].name, "dump-2020-01-01.csv");
-    assert_string_equal(f[2].name, "dump-2020-01-03.csv");
-    assert_false(f[0].has_time);
-    silt_glob_files_free(f, n);
-    /* after the last ingested one */
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByName, &none, "dump-2020-01-01.csv"),
-                     0);
-    assert_int_equal(n, 1);
-    assert_int_equal(total, 3);
-    assert_string_equal(f[0].name, "dump-2020-01-03.csv");
-    silt_glob_files_free(f, n);
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByName, &none, "dump-2020-01-03.csv"),
-                     0);
-    assert_int_equal(n, 0);
-    assert_null(f);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByName, &none, NULL), 0);
+    assert_int_equal(l.n, 3);
+    assert_int_equal(l.total, 3);
+    assert_int_equal(l.nbefore, 0);
+    assert_int_equal(l.nskipped, 0);
+    assert_string_equal(l.files[0].name, "dump-2019-12-31.csv");
+    assert_string_equal(l.files[1].name, "dump-2020-01-01.csv");
+    assert_string_equal(l.files[2].name, "dump-2020-01-03.csv");
+    assert_false(l.files[0].has_time);
+    assert_int_equal(l.files[0].size, 2);
+    silt_glob_listing_free(&l);
+    /* after the last ingested one; the ones before it are listed apart */
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByName, &none, "dump-2020-01-01.csv"), 0);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.total, 3);
+    assert_string_equal(l.files[0].name, "dump-2020-01-03.csv");
+    assert_int_equal(l.nbefore, 1);
+    assert_string_equal(l.before[0].name, "dump-2019-12-31.csv");
+    silt_glob_listing_free(&l);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByName, &none, "dump-2020-01-03.csv"), 0);
+    assert_int_equal(l.n, 0);
+    assert_int_equal(l.nbefore, 2);
+    silt_glob_listing_free(&l);
     /* FromPath event times, ordered by event time (names would order differently) */
     snprintf(p, sizeof p, "%s/dump-01.02.2020.csv", d);
     assert_int_equal(tu_write_file(p, "x\n", 2), 0);
@@ -239,25 +242,48 @@ static void test_glob(void **state)
     assert_int_equal(tu_write_file(p, "x\n", 2), 0);
     odf_EventTimeSourceFromPath fp = {"dump-(.*)\\.csv", "dd.MM.yyyy"};
     odf_union et = {ODF_EventTimeSource_FromPath, &fp};
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByEventTime, &et, NULL), 0);
-    assert_int_equal(n, 2);
-    assert_string_equal(f[0].name, "dump-31.12.2019.csv");
-    assert_string_equal(fmt_time(f[0].time), "2019-12-31T00:00:00Z");
-    assert_string_equal(f[1].name, "dump-01.02.2020.csv");
-    silt_glob_files_free(f, n);
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByEventTime, &et, "dump-31.12.2019.csv"),
-                     0);
-    assert_int_equal(n, 1);
-    assert_string_equal(f[0].name, "dump-01.02.2020.csv");
-    silt_glob_files_free(f, n);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByEventTime, &et, NULL), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.files[0].name, "dump-31.12.2019.csv");
+    assert_string_equal(fmt_time(l.files[0].time), "2019-12-31T00:00:00Z");
+    assert_string_equal(l.files[1].name, "dump-01.02.2020.csv");
+    silt_glob_listing_free(&l);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByEventTime, &et, "dump-31.12.2019.csv"), 0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.files[0].name, "dump-01.02.2020.csv");
+    silt_glob_listing_free(&l);
+    /* a file whose name does not parse is skipped, with the reason; the others are listed */
+    snprintf(p, sizeof p, "%s/dump-xx.yy.zzzz.csv", d);
+    assert_int_equal(tu_write_file(p, "", 0), 0);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByEventTime, &et, NULL), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.total, 3);
+    assert_int_equal(l.nskipped, 1);
+    assert_string_equal(l.skipped[0].name, "dump-xx.yy.zzzz.csv");
+    assert_int_equal(l.skipped[0].size, 0);
+    assert_string_equal(l.skipped[0].reason,
+                        "event time of 'dump-xx.yy.zzzz.csv': cannot parse 'xx.yy.zzzz' with timestamp format "
+                        "'dd.MM.yyyy'");
+    silt_glob_listing_free(&l);
+    /* an invalid pattern concerns the source: an error */
+    odf_EventTimeSourceFromPath bad = {"dump-.*\\.csv", NULL};
+    odf_union etbad = {ODF_EventTimeSource_FromPath, &bad};
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByName, &etbad, NULL), SILT_EINVAL);
+    char want[1300];
+    snprintf(want, sizeof want, "FilesGlob '%s': event time pattern 'dump-.*\\.csv' has no group 1 holding the time",
+             pat);
+    assert_string_equal(silt_error_last(), want);
+    silt_glob_listing_free(&l);
     /* ByEventTime without an event time source is an error */
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByEventTime, &none, NULL), SILT_EINVAL);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByEventTime, &none, NULL), SILT_EINVAL);
     assert_true(strstr(silt_error_last(), "order ByEventTime needs an event time (FromPath or FromMetadata)") != NULL);
+    silt_glob_listing_free(&l);
     /* nothing matches */
     snprintf(pat, sizeof pat, "%s/none-*.csv", d);
-    assert_int_equal(silt_fetch_glob(&f, &n, &total, pat, ODF_SourceOrdering_ByName, &none, NULL), 0);
-    assert_int_equal(n, 0);
-    assert_int_equal(total, 0);
+    assert_int_equal(silt_fetch_glob(&l, pat, ODF_SourceOrdering_ByName, &none, NULL), 0);
+    assert_int_equal(l.n, 0);
+    assert_int_equal(l.total, 0);
+    silt_glob_listing_free(&l);
     tu_rmrf(d);
     free(d);
 }

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# test_progress.sh — the progress line and Ctrl-C, driven through a
+# pseudo-terminal (tests/tools/pty_progress.py gives silt a terminal as
+# stderr and records what it shows):
+#  - pull on a terminal draws "pull NAME: i/n files, records, bytes, rate,
+#    ETA [file]" lines (\r … ESC[K), at most ten a second, and erases the
+#    line at the end; stdout is the same as without a terminal;
+#  - -q / --quiet: nothing on the terminal but warnings; stderr redirected
+#    to a file: not one byte of progress;
+#  - verify, gc and upload show theirs (SILT_PROGRESS_INTERVAL_MS=0 draws at
+#    every report, so operations shorter than 100 ms show one too);
+#  - Ctrl-C (SIGINT) in the middle of a pull over many files: exit 130, one
+#    line saying how many files were ingested (blocks, head) and which file
+#    was not committed; the dataset verifies and holds exactly those files;
+#    the next pull ingests the rest;
+#  - Ctrl-C during an ingest or an upload: exit 130, nothing committed, the
+#    workspace as before.
+source "$(dirname "$0")/lib.sh"
+
+PTY=(python3 "$SILT_SOURCE_DIR/tests/tools/pty_progress.py")
+export SILT_FAKE_SYSTEM_TIME=2024-05-01T00:00:00Z
+
+# pty OUTFILE ARGS...: runs pty_progress.py ARGS (its options, --, the
+# command) with the terminal's bytes in OUTFILE, stdout in $T_DIR/.out;
+# sets RC and OUT
+pty() {
+    local tty=$1
+    shift
+    set +e
+    "${PTY[@]}" --tty-out "$tty" "$@" >"$T_DIR/.out"
+    RC=$?
+    set -e
+    OUT=$(cat "$T_DIR/.out")
+}
+# lines_of FILE: the terminal bytes split at \r and \n, one line each,
+# without the erase-to-end-of-line sequences (ESC [ K)
+lines_of() { tr '\r' '\n' <"$1" | sed -e 's/\x1b\[K//g' -e '/^$/d'; }
+# has_line FILE ERE: some line of the terminal output matches ERE
+has_line() {
+    lines_of "$1" >"$T_DIR/.lines"
+    grep -Eq "$2" "$T_DIR/.lines" || fail "no line matching '$2' in: $(cat "$T_DIR/.lines")"
+    pass
+}
+
+ok init
+DROP="$T_DIR/drop"
+mkdir -p "$DROP"
+for i in $(seq 1 20); do
+    n=$(printf '%04d' "$i")
+    printf 'id,v\n%d,a\n%d,b\n' "$i" "$((i + 100))" >"$DROP/f-$n.csv"
+done
+TOTAL_BYTES=$(cat "$DROP"/f-*.csv | wc -c)
+glob_ds() {
+    add_ds "$1" <<YAML
+    - kind: SetPollingSource
+      fetch:
+        kind: FilesGlob
+        path: $DROP/f-*.csv
+      read:
+        kind: Csv
+        header: true
+        ddlSchema: [id BIGINT, v STRING]
+      merge:
+        kind: Append
+YAML
+}
+for d in many quiet plain intr; do glob_ds "$d"; done
+
+# ---- pull on a terminal ------------------------------------------------------
+t0=$(date +%s%N)
+pty tty.bin -- "$SILT" pull many
+t1=$(date +%s%N)
+assert_eq "$RC" "0" "pull on a terminal"
+assert_eq "$OUT" "many: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+L=$(lines_of tty.bin)
+assert_contains "$L" "pull many: "
+has_line tty.bin "^pull many: [0-9]+/20 files, [0-9]+ records, [0-9]+ B of $TOTAL_BYTES B, [0-9.]+ [KMG]?i?B/s, ETA [0-9]+s \[f-00[0-9][0-9]\.csv\]$"
+# the line is erased at the end: the last bytes are \r ESC [ K
+assert_eq "$(tail -c 4 tty.bin | od -An -c | tr -s ' ')" ' \r 033 [ K' "progress line erased"
+# at most ten draws a second (the first after 100 ms)
+draws=$(($(grep -o $'\e\[K' tty.bin | wc -l) - 1))
+elapsed_ms=$(((t1 - t0) / 1000000))
+[ "$draws" -ge 1 ] && [ "$draws" -le $((elapsed_ms / 100 + 1)) ] ||
+    fail "$draws draws in $elapsed_ms ms"
+pass
+
+# ---- stderr not a terminal: not one byte of progress --------------------------
+set +e
+"$SILT" pull plain >plain.out 2>plain.err
+RC=$?
+set -e
+assert_eq "$RC" "0"
+assert_eq "$(cat plain.out)" "plain: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$(wc -c <plain.err)" "0" "stderr redirected: empty"
+
+# ---- -q: nothing on the terminal, warnings still there -------------------------
+pty tty.bin -- "$SILT" -q pull quiet
+assert_eq "$RC" "0"
+assert_eq "$OUT" "quiet: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$(wc -c <tty.bin)" "0" "-q: the terminal stays empty"
+printf 'id,v\n0,z\n' >"$DROP/f-0000.csv"
+pty tty.bin -- "$SILT" --quiet pull quiet
+assert_eq "$RC" "0"
+assert_eq "$OUT" "quiet: up to date"
+assert_eq "$(cat tty.bin)" "silt: warning: pull 'quiet': file 'f-0000.csv' sorts before the last ingested 'f-0020.csv' and will not be read; rename it or reset the source"$'\r' "-q keeps warnings"
+rm "$DROP/f-0000.csv"
+
+# ---- verify, gc, upload ---------------------------------------------------------
+export SILT_PROGRESS_INTERVAL_MS=0
+pty tty.bin -- "$SILT" verify many
+assert_eq "$RC" "0"
+assert_eq "$OUT" "many: ok (23 blocks)"
+assert_contains "$(lines_of tty.bin)" "verify many: 23/23 blocks, "
+pty tty.bin -- "$SILT" -q verify many
+assert_eq "$(wc -c <tty.bin)" "0" "verify -q"
+pty tty.bin -- "$SILT" gc many
+assert_eq "$RC" "0"
+assert_eq "$OUT" "many: purged 0 transactions, deleted 0 objects (0 bytes), 0 leftovers"
+has_line tty.bin '^gc many: [0-9]+ objects, '
+ok new raw --files
+mkdir -p up
+for i in $(seq 1 30); do printf 'file %d\n' "$i" >"up/u$(printf '%02d' "$i").txt"; done
+UP_BYTES=$(cat up/*.txt | wc -c)
+pty tty.bin -- "$SILT" upload raw up/
+assert_eq "$RC" "0"
+has_line tty.bin "^upload raw: 30/30 files, $UP_BYTES B of $UP_BYTES B, "
+assert_eq "$(tail -c 4 tty.bin | od -An -c | tr -s ' ')" ' \r 033 [ K' "upload line erased"
+
+# ---- Ctrl-C in the middle of a pull ----------------------------------------------
+pty tty.bin --interrupt-on 'pull intr: 3/20 files' -- "$SILT" pull intr
+assert_eq "$RC" "130" "exit code after Ctrl-C"
+assert_eq "$OUT" "" "no result line"
+SUMMARY=$(lines_of tty.bin | grep '^silt: ' || true)
+re="^silt: interrupted: pull 'intr': ([0-9]+) of 20 files ingested \(([0-9]+) blocks, head (f1620[0-9a-f]{64})\); nothing of 'f-([0-9]{4})\.csv' was committed\$"
+[[ "$SUMMARY" =~ $re ]] || fail "summary line: '$SUMMARY'"
+pass
+K=${BASH_REMATCH[1]}
+BLOCKS=${BASH_REMATCH[2]}
+H=${BASH_REMATCH[3]}
+NEXT=$((10#${BASH_REMATCH[4]}))
+[ "$K" -ge 3 ] && [ "$K" -lt 20 ] || fail "interrupted after $K files"
+pass
+assert_eq "$BLOCKS" "$K" "one block per ingested file"
+assert_eq "$NEXT" "$((K + 1))" "the file not committed is the next one"
+ok verify intr
+assert_eq "$(head_of intr)" "$H" "the head reported is the dataset's"
+run log intr -n 1 --yaml
+assert_contains "$OUT" "value: f-$(printf '%04d' "$K").csv"
+expect_sql 'select count(*) as n, max(id) as last from intr' <<CSV
+n,last
+$((2 * K)),$((K + 100))
+CSV
+ok pull intr
+assert_eq "$OUT" "intr: $((40 - 2 * K)) new records (offsets $((2 * K))..39), watermark 2024-05-01T00:00:00Z"
+expect_sql 'select count(*) as n, count(distinct id) as ids from intr' <<'CSV'
+n,ids
+40,40
+CSV
+
+# ---- Ctrl-C during an ingest: nothing committed -------------------------------------
+add_ds big <<'YAML'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: Csv
+        header: true
+        ddlSchema: [id BIGINT, v STRING]
+      merge:
+        kind: Append
+YAML
+seq 1 300000 | awk 'BEGIN { print "id,v" } { print $1 ",x" $1 }' >big.csv
+before=$(ws_snapshot)
+pty tty.bin --interrupt-on 'ingest big: 0/1 files' -- "$SILT" ingest big big.csv
+assert_eq "$RC" "130"
+assert_eq "$OUT" ""
+assert_eq "$(lines_of tty.bin | grep '^silt: ')" "silt: interrupted: ingest 'big': 0 of 1 files ingested (no block committed); nothing of 'big.csv' was committed"
+ws_compare "$before" "an interrupted ingest"
+ok verify big
+
+# ---- Ctrl-C during an upload: rolled back -----------------------------------------------
+mkdir -p up2
+for i in $(seq 1 30); do printf 'other %d\n' "$i" >"up2/v$(printf '%02d' "$i").txt"; done
+before=$(ws_snapshot)
+pty tty.bin --interrupt-on 'upload raw: 3/30 files' -- "$SILT" upload raw up2/
+assert_eq "$RC" "130"
+assert_eq "$OUT" ""
+assert_eq "$(lines_of tty.bin | grep '^silt: ')" "silt: interrupted: upload to 'raw': 0 of 30 files committed; the upload was rolled back, nothing of it was committed"
+ws_compare "$before" "an interrupted upload"
+ok verify raw
+done_tests
