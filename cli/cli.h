@@ -48,6 +48,10 @@ bool cli_interrupted(void);
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "silt: <msg>" plus a usage hint and returns EXIT_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
+ * 1 and sets *val (borrowed from argv) when argv[*i] is that option, 0 when
+ * it is not, -1 when the value is missing (cmd_query.c). */
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
 /* Opens the workspace or prints the error. Returns 0 or EXIT_FAIL. */
 int cli_open_workspace(cli_ctx *c, silt_workspace **ws);
 

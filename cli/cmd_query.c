@@ -40,10 +40,7 @@ typedef struct out_opts {
     bool unsafe_file_access; /* sql only */
 } out_opts;
 
-/* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
- * 1 and sets *val when argv[*i] is that option, 0 when it is not, -1 when
- * the value is missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val)
 {
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0)
@@ -76,16 +73,16 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
             continue;
         }
         if (!literal && argv[i][0] == '-' && argv[i][1] != '\0') {
-            if ((r = opt_value(argc, argv, &i, "--format", &v)) != 0) {
+            if ((r = cli_opt_value(argc, argv, &i, "--format", &v)) != 0) {
                 if (r < 0)
                     return cli_usage("%s: --format needs a value", cmd);
                 o->format = v;
-            } else if ((r = opt_value(argc, argv, &i, "--output", &v)) != 0 ||
-                       (r = opt_value(argc, argv, &i, "-o", &v)) != 0) {
+            } else if ((r = cli_opt_value(argc, argv, &i, "--output", &v)) != 0 ||
+                       (r = cli_opt_value(argc, argv, &i, "-o", &v)) != 0) {
                 if (r < 0)
                     return cli_usage("%s: --output needs a file", cmd);
                 o->output = v;
-            } else if (as_of_ok && (r = opt_value(argc, argv, &i, "--as-of", &v)) != 0) {
+            } else if (as_of_ok && (r = cli_opt_value(argc, argv, &i, "--as-of", &v)) != 0) {
                 if (r < 0)
                     return cli_usage("%s: --as-of needs NAME=BLOCK or BLOCK", cmd);
                 const char **nv = realloc(o->as_of, (o->n_as_of + 1) * sizeof *nv);
@@ -95,7 +92,7 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
                 o->as_of[o->n_as_of++] = v;
             } else if (as_of_ok && strcmp(argv[i], "--unsafe-file-access") == 0) {
                 o->unsafe_file_access = true;
-            } else if (n_opt && (r = opt_value(argc, argv, &i, "-n", &v)) != 0) {
+            } else if (n_opt && (r = cli_opt_value(argc, argv, &i, "-n", &v)) != 0) {
                 if (r < 0)
                     return cli_usage("%s: -n needs a number", cmd);
                 *n_opt = v;

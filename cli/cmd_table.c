@@ -17,23 +17,6 @@ typedef struct table_args {
     const char *name, *format, *columns, *limit, *start, *end, *output;
 } table_args;
 
-/* "--opt V" / "--opt=V": 1 matched (value in *val), 0 not this option, -1 value missing. */
-static int opt(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return 0;
-    if (argv[*i][n] == '=') {
-        *val = argv[*i] + n + 1;
-        return 1;
-    }
-    if (argv[*i][n] != '\0')
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *val = argv[++*i];
-    return 1;
-}
 
 static int parse_args(int argc, char **argv, table_args *a)
 {
@@ -43,7 +26,7 @@ static int parse_args(int argc, char **argv, table_args *a)
         int r = 0;
         size_t k = 0;
         for (; k < sizeof names / sizeof names[0] && r == 0; k++)
-            r = opt(argc, argv, &i, names[k], slot[k]);
+            r = cli_opt_value(argc, argv, &i, names[k], slot[k]);
         if (r < 0)
             return cli_usage("read-table: %s needs a value", names[k - 1]);
         if (r > 0)

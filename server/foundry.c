@@ -254,6 +254,18 @@ int fy_page_args(srv_req *r, srv_resp *out, size_t def, size_t max, size_t *size
     return 0;
 }
 
+int fy_txn_answer(srv_req *r, srv_resp *out, int rc, silt_txn_info *v, size_t n, size_t size, const char *after)
+{
+    if (rc)
+        return srv_lib_error(r, out, rc, NULL, NULL);
+    for (size_t i = 0; i < n / 2; i++) { /* oldest first -> newest first */
+        silt_txn_info t = v[i];
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    return fy_txn_page(out, v, n, size, after);
+}
+
 int fy_txn_page(srv_resp *out, const silt_txn_info *v, size_t n, size_t size, const char *after)
 {
     size_t start = 0;

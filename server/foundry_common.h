@@ -95,5 +95,9 @@ int fy_file_delete(srv_req *r, srv_resp *out);
 /* Paging over a sorted list of transactions (newest first): the page after
  * key `after` (a rid; NULL = from the start) as a list response. */
 int fy_txn_page(srv_resp *out, const silt_txn_info *v, size_t n, size_t size, const char *after);
+/* The answer of a transaction listing: the library error rc, or the
+ * transactions v (oldest first, as silt_txn_list gives them; reordered in
+ * place) as a page newest first. */
+int fy_txn_answer(srv_req *r, srv_resp *out, int rc, silt_txn_info *v, size_t n, size_t size, const char *after);
 
 #endif

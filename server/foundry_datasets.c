@@ -308,16 +308,7 @@ int fy_dataset_transactions(srv_req *r, srv_resp *out)
     silt_txn_info *v = NULL;
     size_t n = 0;
     int rc = silt_txn_list_all(&v, &n, d.ds);
-    if (rc) {
-        srv_lib_error(r, out, rc, NULL, NULL);
-    } else {
-        for (size_t i = 0; i < n / 2; i++) { /* newest first */
-            silt_txn_info t = v[i];
-            v[i] = v[n - 1 - i];
-            v[n - 1 - i] = t;
-        }
-        fy_txn_page(out, v, n, size, after);
-    }
+    fy_txn_answer(r, out, rc, v, n, size, after);
     free(v);
     free(after);
     fy_close(&d);
