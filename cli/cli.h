@@ -43,11 +43,30 @@ void cli_progress_end(cli_progress *p);
 void cli_interrupt_catch(void);
 bool cli_interrupted(void);
 
-/* Prints "silt: <msg>" (or the library's last error when msg is NULL) on
- * stderr and returns EXIT_FAIL. */
+/* Errors. Without --json: one line "silt: <msg>" on stderr. With --json:
+ * one line {"error":{"code":"NOT_FOUND","message":"<msg>"}} on stderr; the
+ * code names (cli_error_code_name) follow the SILT_E* codes, "USAGE" for a
+ * usage error (exit 2). Exit codes are the same either way. */
+#define CLI_EUSAGE (-100) /* pseudo-code of a usage error (never from the library) */
+const char *cli_error_code_name(int code);
+/* Prints <msg> (or the library's last error and its code when fmt is NULL;
+ * a CLI message without a code is "INTERNAL") and returns EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints "silt: <msg>" plus a usage hint and returns EXIT_USAGE. */
+/* Same with the SILT_E* code of the failure (e.g. SILT_EIO for a write error). */
+int cli_fail_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints <msg> plus a usage hint ("USAGE" with --json) and returns EXIT_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints `o` as one line of JSON on stdout and decrefs it (steals the
+ * reference; NULL = out of memory, reported as an error). */
+#include <jansson.h>
+void cli_json_print(json_t *o);
+/* {"name","id","rid"} of `ds` (new reference), NULL with the library error.
+ * The one key set of the JSON output (docs/cli.md): an object that IS a
+ * dataset has "name", "id" (did:odf:…) and "rid"; an object that IS a
+ * transaction has "rid"; an object that REFERS to a transaction has
+ * "transactionRid", one that refers to a dataset has "dataset" ({"name",
+ * "id","rid"} or, in listings of another resource, its name). */
+json_t *cli_dataset_json(silt_dataset *ds);
 /* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
  * 1 and sets *val (borrowed from argv) when argv[*i] is that option, 0 when
  * it is not, -1 when the value is missing (cmd_query.c). */

@@ -63,7 +63,7 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         goto out;
     }
     if (c->json && !(arr = json_array())) {
-        status = cli_fail("out of memory");
+        status = cli_fail_code(SILT_ENOMEM, "out of memory");
         goto out;
     }
     for (long n = 0; limit < 0 || n < limit; n++) {
@@ -156,8 +156,8 @@ int cmd_append(cli_ctx *c, int argc, char **argv)
             printf("Appended %d block%s to %s, head %s\n", n, n == 1 ? "" : "s", info.name,
                    info.head);
         else
-            printf("{\"dataset\":\"%s\",\"appended\":%d,\"head\":\"%s\"}\n", info.name, n,
-                   info.head);
+            cli_json_print(json_pack("{s:s,s:s,s:s,s:i,s:s,s:s}", "name", info.name, "id", info.id, "rid", info.rid,
+                                     "appended", n, "head", info.head, "file", argv[i]));
     }
 out:
     silt_dataset_free(ds);
@@ -305,7 +305,7 @@ int cmd_block(cli_ctx *c, int argc, char **argv)
         if (silt_block_hash_yaml_file(&out, argv[1]) < 0)
             return cli_fail(NULL);
         if (c->json)
-            printf("{\"hash\":\"%s\"}\n", out);
+            cli_json_print(json_pack("{s:s}", "hash", out));
         else
             printf("%s\n", out);
     } else if (strcmp(sub, "decode") == 0) {

@@ -80,7 +80,7 @@ static int interrupted_summary(const char *ref, int rc, const silt_ingest_result
                                size_t n)
 {
     if (rc < 0 && rc != SILT_ECANCELED)
-        fprintf(stderr, "silt: %s\n", silt_error_last());
+        cli_fail(NULL);
     if (rc >= 0) {
         fprintf(stderr, "silt: interrupted: ingest '%s': %zu of %zu files ingested (%s); everything was committed\n",
                 ref, n, n, r->up_to_date ? "up to date" : r->head);
@@ -104,7 +104,7 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     if (!files || !display) {
         free(files);
         free(display);
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     }
     size_t nfiles = 0;
     int status = EXIT_OK;
@@ -113,8 +113,13 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     for (int i = 0; i < argc && status == EXIT_OK; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
-        if (strcmp(a, "--format") == 0)
+        if (strcmp(a, "--input-format") == 0) {
             slot = &format;
+        } else if (strcmp(a, "--format") == 0) {
+            /* --format is the output format everywhere else */
+            fputs("silt: warning: --format is deprecated for ingest; use --input-format\n", stderr);
+            slot = &format;
+        }
         else if (strcmp(a, "--event-time") == 0)
             slot = &event_time;
         else if (strcmp(a, "--source-name") == 0)
@@ -154,7 +159,7 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     if (status == EXIT_OK && stdin_slot >= 0) {
         bool lib_err;
         if (!(stdin_path = stdin_to_file(ws, &stdin_dir, &lib_err)))
-            status = lib_err ? cli_fail(NULL) : cli_fail("cannot read standard input: %s", strerror(errno));
+            status = lib_err ? cli_fail(NULL) : cli_fail_code(SILT_EIO, "cannot read standard input: %s", strerror(errno));
         else
             files[stdin_slot] = stdin_path;
     }
@@ -180,8 +185,11 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
         } else if (rc < 0) {
             status = cli_fail(NULL);
         } else if (c->json) {
-            json_t *j = json_pack("{s:s,s:b,s:I}", "dataset", ref, "upToDate", r.up_to_date, "records",
-                                  (json_int_t)r.num_records);
+            silt_dataset_info in;
+            json_t *j = silt_dataset_info_get(&in, ds) < 0
+                            ? NULL
+                            : json_pack("{s:s,s:s,s:s,s:b,s:I}", "name", in.name, "id", in.id, "rid", in.rid,
+                                        "upToDate", r.up_to_date, "records", (json_int_t)r.num_records);
             if (j && !r.up_to_date) {
                 json_object_set_new(j, "firstOffset", json_integer((json_int_t)r.first_offset));
                 json_object_set_new(j, "lastOffset", json_integer((json_int_t)r.last_offset));
@@ -190,9 +198,7 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
             }
             if (j)
                 json_object_set_new(j, "watermark", r.has_watermark ? json_string(r.watermark) : json_null());
-            json_dumpf(j, stdout, JSON_INDENT(2));
-            fputc('\n', stdout);
-            json_decref(j);
+            cli_json_print(j);
         } else if (r.up_to_date) {
             printf("%s: up to date\n", ref);
         } else {

@@ -63,12 +63,12 @@ int cmd_init(cli_ctx *c, int argc, char **argv)
         char msg[512];
         snprintf(msg, sizeof msg, "%s", silt_error_last());
         if (silt_workspace_open(&ws, dir) < 0)
-            return cli_fail("%s", msg);
+            return cli_fail_code(SILT_EEXISTS, "%s", msg);
         silt_workspace_free(ws);
         existed = true;
     }
     if (c->json)
-        printf("{\"workspace\":\"%s/.silt\",\"created\":%s}\n", dir, existed ? "false" : "true");
+        cli_json_print(json_pack("{s:s+,s:b}", "workspace", dir, "/.silt", "created", !existed));
     else if (existed)
         printf("silt workspace already exists in %s/.silt\n", dir);
     else
@@ -158,7 +158,7 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
     new_opts o = {.kind = SILT_ROOT};
     o.keys = calloc((size_t)argc + 1, sizeof *o.keys);
     if (!o.keys)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     o.push.keys = o.keys;
     int rc = new_parse(&o, argc, argv);
     silt_workspace *ws = NULL;
@@ -181,7 +181,9 @@ int cmd_new(cli_ctx *c, int argc, char **argv)
         return cli_fail(NULL);
     }
     if (c->json)
-        printf("{\"name\":\"%s\",\"id\":\"%s\",\"head\":\"%s\"}\n", info.name, info.id, info.head);
+        cli_json_print(json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", info.name, "id", info.id, "rid", info.rid, "kind",
+                                 o.files ? "Files" : info.kind == SILT_ROOT ? "Root" : "Derivative", "head",
+                                 info.head));
     else if (o.has_push)
         printf("Created %s (%s) with push source 'default' (%s, %s)\n", info.name, info.id, o.push.format,
                o.push.merge ? o.push.merge : "append");
@@ -220,8 +222,8 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
                 continue;
             }
             if (arr)
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:I}", "name", info.name, "id",
-                                                     info.id, "head", info.head, "blocks",
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:I}", "name", info.name, "id",
+                                                     info.id, "rid", info.rid, "head", info.head, "blocks",
                                                      (json_int_t)info.num_blocks));
             else
                 printf("Added %s (%s, %llu blocks)\n", info.name, info.id,
@@ -351,7 +353,7 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
     if (silt_dataset_open(&ds, ws, argv[0]) < 0 || silt_dataset_info_get(&in, ds) < 0)
         status = cli_fail(NULL);
     else if (!(o = info_json(&in)))
-        status = cli_fail("out of memory");
+        status = cli_fail_code(SILT_ENOMEM, "out of memory");
     else if (cli_describe(o, ws, ds, in.name) < 0)
         status = cli_fail(NULL);
     if (status == EXIT_OK && c->json) {
@@ -377,14 +379,25 @@ int cmd_rename(cli_ctx *c, int argc, char **argv)
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
     rc = silt_dataset_rename(ws, argv[0], argv[1]);
-    silt_workspace_free(ws);
-    if (rc < 0)
+    if (rc < 0) {
+        silt_workspace_free(ws);
         return cli_fail(NULL);
-    if (!c->json)
+    }
+    if (!c->json) {
         printf("Renamed %s to %s\n", argv[0], argv[1]);
-    else
-        printf("{\"from\":\"%s\",\"to\":\"%s\"}\n", argv[0], argv[1]);
-    return EXIT_OK;
+    } else {
+        silt_dataset *ds = NULL;
+        json_t *j = silt_dataset_open(&ds, ws, argv[1]) < 0 ? NULL : cli_dataset_json(ds);
+        if (j)
+            json_object_set_new(j, "previousName", json_string(argv[0]));
+        silt_dataset_free(ds);
+        if (!j)
+            rc = cli_fail("renamed %s to %s, but: %s", argv[0], argv[1], silt_error_last());
+        else
+            cli_json_print(j);
+    }
+    silt_workspace_free(ws);
+    return rc < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
 /* Asks "Delete N datasets (a, b)? [y/N] " on stderr; true on y/yes. */
@@ -412,9 +425,30 @@ static int delete_check(silt_workspace *ws, int argc, char **argv)
         int rc = silt_dataset_open_unread(&ds, ws, argv[i]);
         silt_dataset_free(ds);
         if (rc < 0)
-            return cli_fail("%s; nothing deleted", silt_error_last());
+            return cli_fail_code(silt_error_code(), "%s; nothing deleted", silt_error_last());
     }
     return EXIT_OK;
+}
+
+/* [{"name","id","rid"}] of the datasets about to be deleted (new reference). */
+static json_t *delete_json(silt_workspace *ws, int argc, char **argv)
+{
+    json_t *arr = json_array();
+    for (int i = 0; arr && i < argc; i++) {
+        silt_dataset *ds = NULL;
+        json_t *j = silt_dataset_open(&ds, ws, argv[i]) < 0 ? NULL : cli_dataset_json(ds);
+        silt_dataset_free(ds);
+        if (!j)
+            j = json_pack("{s:s,s:n,s:n}", "name", argv[i], "id", "rid");
+        bool dup = false;
+        for (size_t k = 0; j && k < json_array_size(arr); k++)
+            dup = dup || json_equal(json_array_get(arr, k), j);
+        if (!j || (dup ? (json_decref(j), 0) : json_array_append_new(arr, j)) < 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
 }
 
 int cmd_delete(cli_ctx *c, int argc, char **argv)
@@ -438,13 +472,21 @@ int cmd_delete(cli_ctx *c, int argc, char **argv)
         }
         if (!confirm_delete(argc, argv)) {
             silt_workspace_free(ws);
-            return cli_fail("not confirmed; nothing deleted");
+            return cli_fail_code(SILT_ECANCELED, "not confirmed; nothing deleted");
         }
     }
+    /* --json: the name, id and rid of each, read before they are gone (a
+     * dataset named twice is listed once; one whose chain cannot be read
+     * is listed by the name given, with null id and rid) */
+    json_t *deleted = c->json ? delete_json(ws, argc, argv) : NULL;
     rc = silt_dataset_delete_many(ws, (const char *const *)argv, (size_t)argc);
     silt_workspace_free(ws);
-    if (rc < 0)
+    if (rc < 0) {
+        json_decref(deleted);
         return cli_fail(NULL);
+    }
+    if (c->json)
+        cli_json_print(deleted ? json_pack("{s:o}", "deleted", deleted) : NULL);
     for (int i = 0; i < argc && !c->json; i++)
         printf("Deleted %s\n", argv[i]);
     return EXIT_OK;

@@ -54,19 +54,28 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     int rc = silt_dataset_open(&ds, ws, ref);
     if (rc >= 0)
         rc = silt_dataset_pull(&r, ds, o);
+    /* name, id and rid for --json (copied: ds is freed before printing) */
+    silt_dataset_info in;
+    json_t *who = ds && silt_dataset_info_get(&in, ds) >= 0
+                      ? json_pack("{s:s,s:s,s:s}", "name", in.name, "id", in.id, "rid", in.rid)
+                      : json_pack("{s:s,s:n,s:n}", "name", ref, "id", "rid");
     silt_dataset_free(ds);
     cli_progress_end(&prog);
     if (cli_interrupted()) {
         if (rc < 0 && rc != SILT_ECANCELED) /* e.g. a Pipe command killed by the same Ctrl-C */
-            fprintf(stderr, "silt: %s\n", silt_error_last());
+            cli_fail(NULL);
+        json_decref(who);
         print_interrupted(ref, &r, &prog);
         return EXIT_INTERRUPTED;
     }
     if (c->json) {
-        json_t *j = json_pack("{s:s,s:b,s:b,s:I,s:I}", "dataset", ref, "upToDate", rc >= 0 && r.up_to_date,
+        json_t *j = json_pack("{s:o,s:b,s:b,s:I,s:I}", "name", json_copy(json_object_get(who, "name")), "upToDate",
+                              rc >= 0 && r.up_to_date,
                               "uncacheable", r.uncacheable, "records", (json_int_t)r.num_records, "blocks",
                               (json_int_t)r.num_ingests);
         if (j) {
+            json_object_set(j, "id", json_object_get(who, "id"));
+            json_object_set(j, "rid", json_object_get(who, "rid"));
             json_object_set_new(j, "firstOffset", r.has_offsets ? json_integer((json_int_t)r.first_offset)
                                                                 : json_null());
             json_object_set_new(j, "lastOffset", r.has_offsets ? json_integer((json_int_t)r.last_offset)
@@ -76,10 +85,12 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
             json_object_set_new(j, "error", rc < 0 ? json_string(silt_error_last()) : json_null());
             json_array_append_new(arr, j);
         }
+        json_decref(who);
         if (rc < 0)
-            fprintf(stderr, "silt: %s\n", silt_error_last());
+            cli_fail(NULL);
         return rc < 0 ? EXIT_FAIL : EXIT_OK;
     }
+    json_decref(who);
     if (rc < 0)
         return cli_fail(NULL);
     if (o->set_watermark)
@@ -105,7 +116,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
     o.warn = print_warning;
     const char **refs = calloc((size_t)argc + 1, sizeof *refs);
     if (!refs)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     size_t nrefs = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -161,7 +172,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
                 if (nrefs >= (size_t)argc) { /* grow the array */
                     const char **nr = realloc(refs, (nrefs * 2 + 2) * sizeof *refs);
                     if (!nr) {
-                        status = cli_fail("out of memory");
+                        status = cli_fail_code(SILT_ENOMEM, "out of memory");
                         break;
                     }
                     refs = nr;
@@ -172,7 +183,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
     }
     json_t *arr = c->json ? json_array() : NULL;
     if (c->json && !arr)
-        status = cli_fail("out of memory");
+        status = cli_fail_code(SILT_ENOMEM, "out of memory");
     cli_interrupt_catch();
     for (size_t i = 0; i < nrefs && (!c->json || arr); i++) {
         int st = pull_one(ws, refs[i], &o, c, arr);

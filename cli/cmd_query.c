@@ -87,7 +87,7 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
                     return cli_usage("%s: --as-of needs NAME=BLOCK or BLOCK", cmd);
                 const char **nv = realloc(o->as_of, (o->n_as_of + 1) * sizeof *nv);
                 if (!nv)
-                    return cli_fail("out of memory");
+                    return cli_fail_code(SILT_ENOMEM, "out of memory");
                 o->as_of = nv;
                 o->as_of[o->n_as_of++] = v;
             } else if (as_of_ok && strcmp(argv[i], "--unsafe-file-access") == 0) {
@@ -166,7 +166,7 @@ static int run_sql(cli_ctx *c, sql_input in, const char *query, silt_sql_opts *s
 {
     char *script = NULL;
     if (in == IN_SCRIPT && !(script = read_stdin()))
-        return cli_fail("cannot read the script from stdin");
+        return cli_fail_code(SILT_EIO, "cannot read the script from stdin");
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws)) {
         free(script);
@@ -266,7 +266,7 @@ static int schema_set(cli_ctx *c, int argc, char **argv)
     else if (!c->json)
         printf("schema of %s set from %s\n", argv[0], argv[1]);
     else
-        printf("{\"name\": \"%s\", \"schemaSet\": true}\n", argv[0]);
+        cli_json_print(json_pack("{s:o*,s:s,s:b}", "dataset", cli_dataset_json(ds), "file", argv[1], "schemaSet", 1));
     silt_dataset_free(ds);
     silt_workspace_free(ws);
     return status;
@@ -315,7 +315,7 @@ int cli_schema_print(silt_workspace *ws, const char *name, const char *at, silt_
              !(isf == SILT_ENOTFOUND && !at && strstr(silt_error_last(), "has no tabular schema")))
         status = cli_fail(NULL); /* a files dataset: its tabular schema; without one, the entries' schema */
     else if (isf < 0 && at)
-        status = cli_fail("schema: --at only applies to files datasets");
+        status = cli_fail_code(SILT_EINVAL, "schema: --at only applies to files datasets");
     else if (isf < 0 && silt_dataset_schema_get(&text, ds, fmt) < 0)
         status = cli_fail(NULL);
     else

@@ -41,7 +41,7 @@ static int open_ds(cli_ctx *c, const char *name, silt_workspace **ws, silt_datas
 static void print_json(json_t *j)
 {
     if (!j) {
-        cli_fail("out of memory");
+        cli_fail_code(SILT_ENOMEM, "out of memory");
         return;
     }
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -226,7 +226,7 @@ int cmd_gc(cli_ctx *c, int argc, char **argv)
             }
         if (!names) {
             silt_workspace_free(ws);
-            return cli_fail("out of memory");
+            return cli_fail_code(SILT_ENOMEM, "out of memory");
         }
     }
     int st = EXIT_OK;
@@ -243,7 +243,7 @@ int cmd_gc(cli_ctx *c, int argc, char **argv)
         int grc = silt_dataset_open(&ds, ws, names[i]) < 0 ? -1 : silt_gc(&r, ds, &o);
         cli_progress_end(&prog);
         if (grc < 0) {
-            st = cli_fail("gc %s: %s", names[i], silt_error_last());
+            st = cli_fail_code(silt_error_code(), "gc %s: %s", names[i], silt_error_last());
             json_decref(lines);
             silt_dataset_free(ds);
             continue;

@@ -38,7 +38,7 @@ int cmd_serve(cli_ctx *c, int argc, char **argv)
     o.workspace = c->workspace_dir;
     const char **origins = calloc((size_t)argc + 1, sizeof *origins);
     if (!origins)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     int rc = EXIT_OK;
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
         const char *a = argv[i];

@@ -53,7 +53,7 @@ static int split_columns(const char *list, char **copy, const char ***cols, size
         cap += *p == ',';
     *cols = calloc(cap, sizeof **cols);
     if (!*copy || !*cols)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     *n = 0;
     for (char *tok = *copy, *next; tok; tok = next) {
         next = strchr(tok, ',');
@@ -73,11 +73,11 @@ static int copy_stream(silt_table_stream *s, FILE *f, const char *what)
     long n;
     while ((n = silt_table_stream_read(s, buf, sizeof buf)) > 0)
         if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
-            return cli_fail("%s: write error: %s", what, strerror(errno));
+            return cli_fail_code(SILT_EIO, "%s: write error: %s", what, strerror(errno));
     if (n < 0)
         return cli_fail(NULL);
     if (fflush(f) != 0)
-        return cli_fail("%s: write error: %s", what, strerror(errno));
+        return cli_fail_code(SILT_EIO, "%s: write error: %s", what, strerror(errno));
     return EXIT_OK;
 }
 
@@ -91,11 +91,11 @@ static int run(silt_workspace *ws, const table_args *a, const silt_table_opts *o
     }
     silt_dataset_free(ds);
     FILE *f = a->output ? fopen(a->output, "wb") : stdout;
-    int status = f ? EXIT_OK : cli_fail("%s: cannot create: %s", a->output, strerror(errno));
+    int status = f ? EXIT_OK : cli_fail_code(SILT_EIO, "%s: cannot create: %s", a->output, strerror(errno));
     if (f)
         status = copy_stream(s, f, a->output ? a->output : "output");
     if (f && a->output && fclose(f) != 0 && status == EXIT_OK)
-        status = cli_fail("%s: write error: %s", a->output, strerror(errno));
+        status = cli_fail_code(SILT_EIO, "%s: write error: %s", a->output, strerror(errno));
     if (a->output && f && status != EXIT_OK)
         unlink(a->output);
     silt_table_stream_free(s);

@@ -27,7 +27,7 @@ static void print_json(json_t *j)
     if (s)
         puts(s);
     else
-        cli_fail("out of memory");
+        cli_fail_code(SILT_ENOMEM, "out of memory");
     free(s);
     json_decref(j);
 }
@@ -121,7 +121,7 @@ static int token_create(cli_ctx *c, int argc, char **argv)
     create_args a = {0};
     a.patterns = calloc((size_t)argc + 1, sizeof *a.patterns);
     if (!a.patterns)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     int st = create_parse(&a, argc, argv);
     silt_workspace *ws = NULL;
     if (st == 0)
@@ -179,14 +179,14 @@ static int print_table(const silt_token_info *v, size_t n)
 {
     char **ds = calloc(n + 1, sizeof *ds);
     if (!ds)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     int w[5] = {4, 5, 8, 7, 7}; /* NAME SCOPE DATASETS CREATED EXPIRES */
     for (size_t i = 0; i < n; i++) {
         if (!(ds[i] = patterns_text(&v[i]))) {
             for (size_t j = 0; j < i; j++)
                 free(ds[j]);
             free(ds);
-            return cli_fail("out of memory");
+            return cli_fail_code(SILT_ENOMEM, "out of memory");
         }
         w[0] = width(w[0], v[i].name);
         w[1] = width(w[1], silt_scope_name(v[i].scope));

@@ -156,7 +156,8 @@ static int txn_start(cli_ctx *c, int argc, char **argv)
     if (silt_txn_start(&rid, ds, t) < 0)
         return done(ws, ds, cli_fail(NULL));
     if (c->json)
-        printf("{\"rid\":\"%s\"}\n", rid);
+        cli_json_print(json_pack("{s:s,s:s,s:s,s:o*}", "rid", rid, "type", silt_txn_type_name(t), "status", "OPEN",
+                                 "dataset", cli_dataset_json(ds)));
     else
         printf("%s\n", rid);
     free(rid);
@@ -178,7 +179,7 @@ static int parse_put_args(put_args *a, int argc, char **argv, bool want_rid, con
     memset(a, 0, sizeof *a);
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     if (!a->files)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     bool opts = true;
     for (int i = 0; i < argc; i++) {
         const char *v = argv[i];
@@ -230,6 +231,9 @@ static int txn_put(cli_ctx *c, int argc, char **argv)
     if (!rc && (silt_put_list_build(&l, a.files, (size_t)a.nf, a.base, a.as) < 0 ||
                 silt_txn_put_list(ds, a.rid, l) < 0))
         rc = cli_fail(NULL);
+    if (!rc && c->json)
+        cli_json_print(json_pack("{s:s,s:I,s:o*}", "rid", a.rid, "files", (json_int_t)silt_put_list_count(l),
+                                 "dataset", cli_dataset_json(ds)));
     silt_put_list_free(l);
     free(a.files);
     return done(ws, ds, rc); /* NULL handles when open_ds failed */
@@ -269,11 +273,16 @@ int cmd_txn(cli_ctx *c, int argc, char **argv)
         rc = silt_txn_abort(ds, argv[2]);
     if (rc < 0)
         return done(ws, ds, cli_fail(NULL));
-    if (commit) {
-        if (c->json)
-            printf("{\"rid\":\"%s\",\"status\":\"COMMITTED\",\"block\":\"%s\"}\n", argv[2], block);
-        else
-            printf("%s\n", block);
+    if (c->json) {
+        json_t *j = json_pack("{s:s,s:s,s:o*}", "rid", argv[2], "status",
+                              rm ? "OPEN" : commit ? "COMMITTED" : "ABORTED", "dataset", cli_dataset_json(ds));
+        if (j && commit)
+            json_object_set_new(j, "block", json_string(block));
+        if (j && rm)
+            json_object_set_new(j, "removed", json_string(argv[3]));
+        cli_json_print(j);
+    } else if (commit) {
+        printf("%s\n", block);
     }
     return done(ws, ds, EXIT_OK);
 }
@@ -320,7 +329,7 @@ int cmd_upload(cli_ctx *c, int argc, char **argv)
     free(a.files);
     if (cli_interrupted()) {
         if (rc < 0 && rc != SILT_ECANCELED)
-            fprintf(stderr, "silt: %s\n", silt_error_last());
+            cli_fail(NULL);
         if (rc < 0)
             fprintf(stderr, "silt: interrupted: upload to '%s': 0 of %zu files committed; the upload was rolled "
                             "back, nothing of it was committed\n", a.ref, n);
@@ -333,7 +342,9 @@ int cmd_upload(cli_ctx *c, int argc, char **argv)
     if (rc < 0)
         return done(ws, ds, cli_fail(NULL));
     if (c->json)
-        printf("{\"rid\":\"%s\",\"block\":\"%s\",\"files\":%zu}\n", rid, block, n);
+        cli_json_print(json_pack("{s:s,s:s,s:s,s:s,s:I,s:o*}", "rid", rid, "type", silt_txn_type_name(t), "status",
+                                 "COMMITTED", "block", block, "files", (json_int_t)n, "dataset",
+                                 cli_dataset_json(ds)));
     else
         printf("%s\n", rid);
     free(rid);
@@ -398,7 +409,7 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
         if (!start || !end) {
             free(start);
             free(end);
-            return cli_fail("out of memory");
+            return cli_fail_code(SILT_ENOMEM, "out of memory");
         }
     }
     silt_workspace *ws;
@@ -420,7 +431,7 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
             bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
             json_array_append_new(a, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "path", e->path, "size",
                                                (json_int_t)e->size, "contentHash", e->content_hash, "contentType",
-                                               e->content_type, "transaction", e->rid, "transactionType",
+                                               e->content_type, "transactionRid", e->rid, "transactionType",
                                                silt_txn_type_name(e->txn_type), "time", e->time, "status",
                                                purged ? "purged" : "ok"));
         }
@@ -464,7 +475,7 @@ int cmd_cat(cli_ctx *c, int argc, char **argv)
         return EXIT_FAIL;
     int rc = silt_files_cat(ds, path, at, stdout) < 0 ? cli_fail(NULL) : EXIT_OK;
     if (fflush(stdout) != 0 && rc == EXIT_OK)
-        rc = cli_fail("cat: write error");
+        rc = cli_fail_code(SILT_EIO, "cat: write error");
     return done(ws, ds, rc);
 }
 
@@ -526,7 +537,8 @@ int cmd_branch(cli_ctx *c, int argc, char **argv)
         if (!c->json)
             printf("Created branch %s of %s\n", branch, name);
         else
-            printf("{\"branch\":\"%s\"}\n", branch);
+            cli_json_print(json_pack("{s:s,s:s,s:o*}", "name", branch, "status", "CREATED", "dataset",
+                                     cli_dataset_json(ds)));
         return done(ws, ds, EXIT_OK);
     }
     if (strcmp(sub, "delete") == 0) {
@@ -538,6 +550,9 @@ int cmd_branch(cli_ctx *c, int argc, char **argv)
             return done(ws, ds, cli_fail(NULL));
         if (!c->json)
             printf("Deleted branch %s of %s\n", argv[2], argv[1]);
+        else
+            cli_json_print(json_pack("{s:s,s:s,s:o*}", "name", argv[2], "status", "DELETED", "dataset",
+                                     cli_dataset_json(ds)));
         return done(ws, ds, EXIT_OK);
     }
     return cli_usage("branch: unknown subcommand '%s'", sub);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 static const char *USAGE =
     "usage: silt [--workspace DIR] [--json] COMMAND [ARGS]\n"
     "       (-q, --quiet: no progress line; on a terminal pull, ingest, verify, gc and upload\n"
@@ -73,31 +75,106 @@ static const char *USAGE =
     "'silt help COMMAND' or 'silt COMMAND --help' shows a command's options and an example.\n"
     "Exit codes: 0 ok, 1 failed, 2 usage error.\n";
 
-int cli_fail(const char *fmt, ...)
+/* --json was given: errors are one JSON line on stderr (set in main, before
+ * anything can fail; cli_ctx is not reachable from cli_fail). */
+static bool g_json_errors;
+
+const char *cli_error_code_name(int code)
 {
-    fputs("silt: ", stderr);
+    switch (code) {
+    case SILT_EINVAL: return "INVALID";
+    case SILT_ENOMEM: return "NO_MEMORY";
+    case SILT_EIO: return "IO";
+    case SILT_ENOTFOUND: return "NOT_FOUND";
+    case SILT_EEXISTS: return "EXISTS";
+    case SILT_ECONFLICT: return "CONFLICT";
+    case SILT_ECORRUPT: return "CORRUPT";
+    case SILT_EVALIDATION: return "VALIDATION";
+    case SILT_EUNSUPPORTED: return "UNSUPPORTED";
+    case SILT_ECANCELED: return "CANCELED";
+    case CLI_EUSAGE: return "USAGE";
+    default: return "INTERNAL";
+    }
+}
+
+/* Prints one error: "silt: <msg><suffix>" or, with --json,
+ * {"error":{"code":…,"message":…}} (the message without the suffix). */
+static void report(int code, const char *msg, const char *suffix)
+{
+    if (!g_json_errors) {
+        fprintf(stderr, "silt: %s%s\n", msg, suffix);
+        return;
+    }
+    json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code", cli_error_code_name(code), "message", msg);
+    char *line = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    if (line)
+        fprintf(stderr, "%s\n", line);
+    else /* out of memory: still one line of JSON */
+        fputs("{\"error\":{\"code\":\"NO_MEMORY\",\"message\":\"out of memory\"}}\n", stderr);
+    free(line);
+    json_decref(e);
+}
+
+static int vfail(int code, const char *fmt, va_list ap)
+{
+    char msg[4096];
     if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
+        vsnprintf(msg, sizeof msg, fmt, ap);
     } else {
         const char *m = silt_error_last();
-        fputs(m && *m ? m : "operation failed", stderr);
+        snprintf(msg, sizeof msg, "%s", m && *m ? m : "operation failed");
+        code = silt_error_code() < 0 ? silt_error_code() : SILT_EINTERNAL;
     }
-    fputc('\n', stderr);
+    report(code, msg, "");
     return EXIT_FAIL;
+}
+
+int cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(fmt ? SILT_EINTERNAL : SILT_OK, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cli_fail_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(code, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int cli_usage(const char *fmt, ...)
 {
-    fputs("silt: ", stderr);
+    char msg[4096];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputs(" (see 'silt help')\n", stderr);
+    report(CLI_EUSAGE, msg, " (see 'silt help')");
     return EXIT_USAGE;
+}
+
+void cli_json_print(json_t *o)
+{
+    if (!o) {
+        cli_fail_code(SILT_ENOMEM, "out of memory");
+        return;
+    }
+    json_dumpf(o, stdout, JSON_COMPACT);
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+json_t *cli_dataset_json(silt_dataset *ds)
+{
+    silt_dataset_info in;
+    if (silt_dataset_info_get(&in, ds) < 0)
+        return NULL;
+    return json_pack("{s:s,s:s,s:s}", "name", in.name, "id", in.id, "rid", in.rid);
 }
 
 int cli_open_workspace(cli_ctx *c, silt_workspace **ws)
@@ -154,9 +231,12 @@ static int help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     cli_ctx c = {0};
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0)
+            g_json_errors = true;
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (!args)
-        return cli_fail("out of memory");
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
     int n = 0;
     bool literal = false;
     for (int i = 1; i < argc; i++) {

@@ -70,7 +70,7 @@ static void dot_mode(shell *sh, const char *arg)
             return;
         }
     }
-    cli_fail(".mode: unknown mode '%s' (use table, csv, json or ndjson)", arg);
+    cli_fail_code(SILT_EINVAL, ".mode: unknown mode '%s' (use table, csv, json or ndjson)", arg);
 }
 
 /* Runs dot command `line`; returns false when the shell should end. */
@@ -92,9 +92,9 @@ static bool dot_command(shell *sh, char *line)
     else if (strcmp(cmd, ".schema") == 0 && *arg)
         cli_schema_print(sh->ws, arg, NULL, SILT_SCHEMA_TEXT);
     else if (strcmp(cmd, ".schema") == 0)
-        cli_fail(".schema needs a dataset NAME");
+        cli_fail_code(SILT_EINVAL, ".schema needs a dataset NAME");
     else
-        cli_fail("unknown command '%s' (try .help)", cmd);
+        cli_fail_code(SILT_EINVAL, "unknown command '%s' (try .help)", cmd);
     fflush(stdout);
     return true;
 }
@@ -193,7 +193,7 @@ int cli_sql_shell(cli_ctx *c, silt_workspace *ws, const silt_sql_opts *base)
         pending = append_line(pending, line);
         free(line);
         if (!pending) {
-            cli_fail("out of memory");
+            cli_fail_code(SILT_ENOMEM, "out of memory");
             break;
         }
         if (!silt_sql_complete(pending))

@@ -38,6 +38,9 @@ extern "C" {
 
 /* Message of the last failure on this thread (never NULL). */
 const char *silt_error_last(void);
+/* Code (SILT_E*) of the failure whose message silt_error_last() holds;
+ * SILT_OK when none was recorded on this thread. */
+int silt_error_code(void);
 
 typedef struct silt_workspace silt_workspace;
 typedef struct silt_dataset silt_dataset;

@@ -7,10 +7,12 @@
 #define SILT_ERRMSG_MAX 2048
 
 static _Thread_local char g_msg[SILT_ERRMSG_MAX];
+static _Thread_local int g_code; /* the code of g_msg (SILT_OK when none) */
 
 int silt_verr(int code, const char *fmt, va_list ap)
 {
     vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    g_code = code;
     /* keep messages on one line */
     for (char *p = g_msg; *p; p++)
         if (*p == '\n' || *p == '\r')
@@ -36,6 +38,7 @@ int silt_err_context(int code, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, g_msg, sizeof old);
+    g_code = code;
     if (snprintf(g_msg, sizeof g_msg, "%s: %s", prefix, old) >= (int)sizeof g_msg)
         g_msg[sizeof g_msg - 1] = '\0'; /* truncated: keep what fits */
     for (char *p = g_msg; *p; p++)
@@ -46,7 +49,13 @@ int silt_err_context(int code, const char *fmt, ...)
 
 const char *silt_error_last(void) { return g_msg; }
 
-void silt_err_clear(void) { g_msg[0] = '\0'; }
+int silt_error_code(void) { return g_code; }
+
+void silt_err_clear(void)
+{
+    g_msg[0] = '\0';
+    g_code = SILT_OK;
+}
 
 const char *silt_error_name(int code)
 {

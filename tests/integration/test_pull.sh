@@ -78,7 +78,7 @@ touch -d '2020-03-01 00:00:00 UTC' "$WWW/snap.csv"
 ok pull snap
 assert_eq "$OUT" "snap: 0 new records, watermark 2020-02-01T00:00:00Z"
 ok pull snap --json
-assert_eq "$(printf '%s' "$OUT" | python3 -c 'import json,sys;d=json.load(sys.stdin)[0];print(d["dataset"],d["upToDate"],d["records"])')" "snap True 0"
+assert_eq "$(printf '%s' "$OUT" | python3 -c 'import json,sys;d=json.load(sys.stdin)[0];print(d["name"],d["upToDate"],d["records"])')" "snap True 0"
 ok verify snap
 
 # ---- redirects ----------------------------------------------------------------------

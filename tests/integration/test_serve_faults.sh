@@ -115,7 +115,7 @@ import json, sys
 view = {f["path"]: f for f in json.loads(sys.argv[1])}
 for line in open(sys.argv[2]):
     path, rid = line.split()
-    assert path in view and view[path]["transaction"] == rid, (path, rid)
+    assert path in view and view[path]["transactionRid"] == rid, (path, rid)
 PY
 pass
 ok --json files fd@c
@@ -130,11 +130,11 @@ committed = {r for r, t in txns.items() if t["status"] == "COMMITTED"}
 for line in open(sys.argv[3]):
     rid, prefix = line.split()
     assert rid in committed, rid
-    paths = {f["path"] for f in view if f["transaction"] == rid}
+    paths = {f["path"] for f in view if f["transactionRid"] == rid}
     assert paths == {prefix + "-1.txt", prefix + "-2.txt"}, (rid, paths)
 for f in view:  # nothing half-done is visible
-    assert f["transaction"] in committed, f
-    assert sum(1 for g in view if g["transaction"] == f["transaction"]) == 2, f
+    assert f["transactionRid"] in committed, f
+    assert sum(1 for g in view if g["transactionRid"] == f["transactionRid"]) == 2, f
 PY
 pass
 ok sql 'SELECT client, n FROM led ORDER BY client, n' --format csv

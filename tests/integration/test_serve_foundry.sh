@@ -148,7 +148,7 @@ assert_eq "$(printf '%s' "$HTTP_BODY" | jq_ '[f["path"] for f in d["data"]]')" "
 expect_http 200 GET "$D/files"
 api_files=$(printf '%s' "$HTTP_BODY" | jq_ '"\n".join(f["path"] + "|" + f["sizeBytes"] + "|" + f["transactionRid"] for f in d["data"])')
 ok --json files t1
-cli_files=$(printf '%s' "$OUT" | jq_ '"\n".join(f["path"] + "|" + str(f["size"]) + "|" + f["transaction"] for f in d)')
+cli_files=$(printf '%s' "$OUT" | jq_ '"\n".join(f["path"] + "|" + str(f["size"]) + "|" + f["transactionRid"] for f in d)')
 assert_eq "$cli_files" "$api_files" "silt files t1 vs GET files"
 assert_eq "$(printf '%s\n' "$api_files" | cut -d'|' -f1,2 | tr '\n' ' ')" "dir/sub dir/a+b.csv|8 fits.bin|1000 raw/x.csv|3 "
 expect_http 200 GET "$D/branches/master/transactions?pageSize=50"
