@@ -67,6 +67,11 @@ void cli_json_print(json_t *o);
  * "transactionRid", one that refers to a dataset has "dataset" ({"name",
  * "id","rid"} or, in listings of another resource, its name). */
 json_t *cli_dataset_json(silt_dataset *ds);
+/* Text output shows every time in one precision: RFC 3339 UTC with
+ * milliseconds ("2024-01-02T03:04:05.000Z"). Returns `t` so written into
+ * buf, or `t` unchanged when it is not a UTC RFC 3339 time ("-" for NULL). */
+#define CLI_TIME_MAX 40
+const char *cli_time(char buf[CLI_TIME_MAX], const char *t);
 /* Value of option `name` at argv[*i] ("--name V" or "--name=V"): returns
  * 1 and sets *val (borrowed from argv) when argv[*i] is that option, 0 when
  * it is not, -1 when the value is missing (cmd_query.c). */

@@ -301,11 +301,13 @@ int cmd_list(cli_ctx *c, int argc, char **argv)
         }
         if (arr)
             json_array_append_new(arr, info_json(&info));
-        else
+        else {
+            char t[CLI_TIME_MAX];
             printf("%-32s %-10s %8llu %10llu  %s\n", info.name,
                    info.kind == SILT_ROOT ? "Root" : "Derivative",
                    (unsigned long long)info.num_blocks, (unsigned long long)info.num_records,
-                   info.has_watermark ? info.watermark : "-");
+                   info.has_watermark ? cli_time(t, info.watermark) : "-");
+        }
         silt_dataset_free(ds);
     }
     if (arr) {
@@ -330,8 +332,9 @@ static void info_print(const silt_dataset_info *in, const json_t *more, silt_dat
     printf("Records:       %llu\n", (unsigned long long)in->num_records);
     if (in->has_last_offset)
         printf("Last offset:   %llu\n", (unsigned long long)in->last_offset);
-    printf("Watermark:     %s\n", in->has_watermark ? in->watermark : "-");
-    printf("Last update:   %s\n", in->last_system_time);
+    char t[CLI_TIME_MAX];
+    printf("Watermark:     %s\n", in->has_watermark ? cli_time(t, in->watermark) : "-");
+    printf("Last update:   %s\n", cli_time(t, in->last_system_time));
     printf("Size:          %llu bytes of data\n", (unsigned long long)in->data_size);
     cli_describe_print(more, ds);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -62,8 +63,11 @@ static void print_marks(cli_ctx *c, const char *name, const silt_retention_mark 
     }
     if (n == 0)
         printf("no marked transactions\n");
+    else if (isatty(STDOUT_FILENO))
+        printf("%-61s %s %s %s %s\n", "TRANSACTION", "BRANCH", "COMMITTED", "FILES", "BYTES");
+    char t[CLI_TIME_MAX];
     for (size_t i = 0; i < n; i++)
-        printf("%s %s %s %llu file%s %llu bytes\n", m[i].rid, m[i].branch, m[i].committed,
+        printf("%s %s %s %llu file%s %llu bytes\n", m[i].rid, m[i].branch, cli_time(t, m[i].committed),
                (unsigned long long)m[i].num_files, m[i].num_files == 1 ? "" : "s", (unsigned long long)m[i].bytes);
 }
 

@@ -191,15 +191,17 @@ static int print_table(const silt_token_info *v, size_t n)
         w[0] = width(w[0], v[i].name);
         w[1] = width(w[1], silt_scope_name(v[i].scope));
         w[2] = width(w[2], ds[i]);
-        w[3] = width(w[3], v[i].created);
-        w[4] = width(w[4], v[i].expires[0] ? v[i].expires : "never");
+        char t[CLI_TIME_MAX];
+        w[3] = width(w[3], cli_time(t, v[i].created));
+        w[4] = width(w[4], v[i].expires[0] ? cli_time(t, v[i].expires) : "never");
     }
     printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], "NAME", w[1], "SCOPE", w[2], "DATASETS", w[3], "CREATED",
            w[4], "EXPIRES", "LAST USED");
     for (size_t i = 0; i < n; i++) {
+        char t1[CLI_TIME_MAX], t2[CLI_TIME_MAX], t3[CLI_TIME_MAX];
         printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], silt_scope_name(v[i].scope), w[2], ds[i],
-               w[3], v[i].created, w[4], v[i].expires[0] ? v[i].expires : "never",
-               v[i].last_used[0] ? v[i].last_used : "never");
+               w[3], cli_time(t1, v[i].created), w[4], v[i].expires[0] ? cli_time(t2, v[i].expires) : "never",
+               v[i].last_used[0] ? cli_time(t3, v[i].last_used) : "never");
         free(ds[i]);
     }
     free(ds);

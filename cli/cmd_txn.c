@@ -67,8 +67,9 @@ static json_t *txn_json(const silt_txn_info *t)
  * OPEN transaction is abandoned or silt aborted one. */
 static void txn_print(const silt_txn_info *t)
 {
+    char t1[CLI_TIME_MAX], t2[CLI_TIME_MAX];
     printf("%s  %-8s  %-9s  %s  %s", t->rid, silt_txn_type_name(t->type), silt_txn_status_name(t->status),
-           t->created, t->closed[0] ? t->closed : "-");
+           cli_time(t1, t->created), t->closed[0] ? cli_time(t2, t->closed) : "-");
     if (t->abandoned)
         printf("  (abandoned: process %ld on host %s is gone)", t->owner_pid, t->owner_host);
     else if (t->reason[0])
@@ -98,6 +99,9 @@ static int txn_list(cli_ctx *c, const char *ref)
     if (c->json) {
         print_txns_json(v, n);
     } else {
+        /* a header row on a terminal only (scripts read the lines) */
+        if (n && isatty(STDOUT_FILENO))
+            printf("%-61s  %-8s  %-9s  %-24s  %s\n", "RID", "TYPE", "STATUS", "CREATED", "CLOSED");
         for (size_t i = 0; i < n; i++)
             txn_print(&v[i]);
     }
@@ -377,8 +381,9 @@ static void files_print_table(silt_dataset *ds, const silt_view *v, size_t n)
         const silt_file_entry *e = silt_view_entry(v, i);
         char prid[64];
         bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+        char t[CLI_TIME_MAX];
         printf("%-*s  %*llu  %-69s  %-61s  %s%s\n", wp, e->path, ws, (unsigned long long)e->size, e->content_hash,
-               e->rid, e->time, purged ? "  (purged by retention)" : "");
+               e->rid, cli_time(t, e->time), purged ? "  (purged by retention)" : "");
     }
 }
 
@@ -444,8 +449,9 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
             char prid[64];
             bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
             /* a purged file gets a sixth column saying so */
+            char t[CLI_TIME_MAX];
             printf("%s\t%llu\t%s\t%s\t%s%s\n", e->path, (unsigned long long)e->size, e->content_hash, e->rid,
-                   e->time, purged ? "\tpurged by retention" : "");
+                   cli_time(t, e->time), purged ? "\tpurged by retention" : "");
         }
     }
     silt_view_free(v);
@@ -503,6 +509,8 @@ int cmd_branch(cli_ctx *c, int argc, char **argv)
                                                    v[i].open_txn[0] ? v[i].open_txn : NULL));
             print_json(a);
         } else {
+            if (n && isatty(STDOUT_FILENO)) /* header on a terminal only */
+                printf("NAME\tHEAD\tBLOCKS\tOPEN TRANSACTION\n");
             for (size_t i = 0; i < n; i++)
                 printf("%s\t%s\t%llu%s%s\n", v[i].name, v[i].head, (unsigned long long)v[i].num_blocks,
                        v[i].open_txn[0] ? "\t" : "", v[i].open_txn);

@@ -64,10 +64,11 @@ static const help_entry HELP[] = {
      "                  (not on a terminal it never asks). One missing NAME deletes nothing.\n",
      "silt delete scratch\nsilt delete -y tmp1 tmp2\n"},
     {"ingest", "push data into a dataset through its push source", "silt ingest NAME [FILE...|-] [options]",
-     "  --format F         input format: csv, json, ndjson, geojson, ndgeojson, parquet, shp\n"
+     "  --input-format F   input format: csv, json, ndjson, geojson, ndgeojson, parquet, shp\n"
+     "                     (--format F is a deprecated alias: it warns on stderr)\n"
      "  --event-time T     RFC 3339 event time for records that carry none\n"
      "  --source-name S    the push source to use when the dataset has several\n",
-     "silt ingest sales data/2024-01.csv\ncat data.ndjson | silt ingest sales - --format ndjson\n"},
+     "silt ingest sales data/2024-01.csv\ncat data.ndjson | silt ingest sales - --input-format ndjson\n"},
     {"sql", "run one SQL query over the datasets",
      "silt sql QUERY [options]\nsilt sql - [options] < script.sql       (statements separated by ';')\n"
      "silt sql                               (on a terminal: an interactive shell; .help lists its commands)",

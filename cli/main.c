@@ -169,6 +169,19 @@ void cli_json_print(json_t *o)
     json_decref(o);
 }
 
+const char *cli_time(char buf[CLI_TIME_MAX], const char *t)
+{
+    /* YYYY-MM-DDTHH:MM:SS[.f…]Z -> YYYY-MM-DDTHH:MM:SS.fffZ */
+    size_t n = t ? strlen(t) : 0;
+    if (n < 20 || n >= CLI_TIME_MAX || t[10] != 'T' || t[n - 1] != 'Z' || (t[19] == 'Z' ? n != 20 : t[19] != '.'))
+        return t ? t : "-";
+    char frac[4] = "000";
+    for (size_t i = 0; t[19] == '.' && i < 3 && 20 + i < n - 1; i++)
+        frac[i] = t[20 + i];
+    snprintf(buf, CLI_TIME_MAX, "%.19s.%sZ", t, frac);
+    return buf;
+}
+
 json_t *cli_dataset_json(silt_dataset *ds)
 {
     silt_dataset_info in;

@@ -237,7 +237,7 @@ Head:          $H
 Blocks:        2
 Records:       0
 Watermark:     -
-Last update:   2024-02-03T04:05:06Z
+Last update:   2024-02-03T04:05:06.000Z
 Size:          0 bytes of data
 Description:   -
 Keywords:      -
@@ -258,8 +258,8 @@ ok info shop
 assert_eq "$(printf '%s\n' "$OUT" | sed -n '7,$p')" "Blocks:        6
 Records:       2
 Last offset:   1
-Watermark:     2024-02-03T04:05:06Z
-Last update:   2024-02-03T04:05:06Z
+Watermark:     2024-02-03T04:05:06.000Z
+Last update:   2024-02-03T04:05:06.000Z
 Size:          $SIZE bytes of data
 Description:   Items sold
 Keywords:      retail, daily

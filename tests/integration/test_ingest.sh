@@ -294,7 +294,7 @@ POP: Option<Int64>
 AREA: Option<Float64>
 geometry: Option<String>" "EsriShapefile: dbf types"
 # --format naming the source's own format keeps its read step (subPath too)
-run ingest shp shapes.zip --format shp --event-time 2020-01-01T00:00:00Z
+run ingest shp shapes.zip --input-format shp --event-time 2020-01-01T00:00:00Z
 assert_eq "$RC:$OUT" "0:shp: 3 new records (offsets 3..5), watermark 2020-01-01T00:00:00Z" \
     "--format shp keeps the source's subPath"
 expect_sql 'SELECT "offset", "NAME" FROM shp WHERE "offset" >= 3 ORDER BY "offset"' "--format shp: b/more.shp again" <<'EOF'

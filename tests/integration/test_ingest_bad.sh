@@ -84,7 +84,7 @@ bad csv "silt: ingest into 'csv': long.csv: line 2: expected 3 fields, found 4" 
 : >empty.csv
 bad csv "silt: ingest into 'csv': empty.csv: file is empty" empty.csv
 bad csv "silt: ingest into 'csv': nosuch.csv: No such file or directory" nosuch.csv
-bad csv "silt: ingest into 'csv': good.csv: not a Parquet file" good.csv --format parquet
+bad csv "silt: ingest into 'csv': good.csv: not a Parquet file" good.csv --input-format parquet
 # one bad file among good ones: nothing of the batch is committed
 printf 'id,name,event_time\n7,g,2020-01-01T00:00:00Z\n' >good2.csv
 bad csv "silt: ingest into 'csv': short.csv: line 3: expected 3 fields, found 2" good2.csv short.csv
@@ -140,11 +140,11 @@ bad nd "silt: ingest into 'nd': good.csv: line 1: invalid JSON: invalid token ne
 python3 -c 'import zipfile; zipfile.ZipFile("x.zip","w").writestr("a.txt","x")'
 bad_like nd "x.zip: line 1: invalid JSON" x.zip
 printf '[{"n": 1}, {"n": 2}' >broken.json
-bad nd "silt: ingest into 'nd': broken.json: invalid JSON at line 1, column 19: ']' expected near end of file" broken.json --format json
+bad nd "silt: ingest into 'nd': broken.json: invalid JSON at line 1, column 19: ']' expected near end of file" broken.json --input-format json
 printf '{"items": [{"n": 1}]}' >obj.json
-bad nd "silt: ingest into 'nd': obj.json: expected an array of objects at the root, got an object (set subPath?)" obj.json --format json
+bad nd "silt: ingest into 'nd': obj.json: expected an array of objects at the root, got an object (set subPath?)" obj.json --input-format json
 printf '{"type": "Feature", "properties": {}}' >notfc.geojson
-bad nd "silt: ingest into 'nd': notfc.geojson: expected a GeoJSON FeatureCollection, got type 'Feature'" notfc.geojson --format geojson
+bad nd "silt: ingest into 'nd': notfc.geojson: expected a GeoJSON FeatureCollection, got type 'Feature'" notfc.geojson --input-format geojson
 ok sql 'SELECT n, s FROM nd' --format csv
 assert_eq "$OUT" "n,s
 1,a" "JSON dataset intact"
@@ -271,7 +271,7 @@ bad ch2 "silt: ingest into 'ch2': -R in row 1 for key (id='a') does not carry th
 # usage errors: exit 2
 unchanged_after 2 "silt: ingest needs a NAME (see 'silt help')" ingest
 unchanged_after 2 "silt: ingest: unknown option '--bogus' (see 'silt help')" ingest csv good.csv --bogus
-unchanged_after 1 "silt: unknown format 'xml'" ingest csv good.csv --format xml
+unchanged_after 1 "silt: unknown format 'xml'" ingest csv good.csv --input-format xml
 unchanged_after 1 "silt: --event-time 'soon': not an RFC 3339 time" ingest csv good.csv --event-time soon
 
 ok verify --all

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ingest_transcode.sh — `silt ingest --format F` into a push source that
+# test_ingest_transcode.sh — `silt ingest --input-format F` into a push source that
 # reads another format keeps the source's declared schema (ddlSchema or
 # schema): a header-less CSV into an NdJson source, NDJSON into a CSV source,
 # CSV into an NdJson source with a structured schema, with exact rows and
@@ -38,7 +38,7 @@ add_ds cities <<'EOF'
         primaryKey: [city]
 EOF
 printf 'Berlin,3645000,891.8\nParis,2161000,105.4\n' >cities.csv
-ok ingest cities cities.csv --format csv
+ok ingest cities cities.csv --input-format csv
 ok schema cities
 assert_eq "$OUT" "$DATA_SCHEMA
 city: Option<String>
@@ -51,16 +51,16 @@ offset,op,city,population,area
 EOF
 # its own format still reads with the source's step
 printf '{"area": 1285.3, "city": "Rome", "population": 2873000}\n' >rome.ndjson
-ok ingest cities rome.ndjson --format ndjson
+ok ingest cities rome.ndjson --input-format ndjson
 # bad input: a field missing; a value that does not cast; a header read as data
 printf 'Madrid,3223000\n' >short.csv
-bad cities "silt: ingest into 'cities': short.csv: line 1: expected 3 fields (as in the schema), found 2" short.csv --format csv
+bad cities "silt: ingest into 'cities': short.csv: line 1: expected 3 fields (as in the schema), found 2" short.csv --input-format csv
 printf 'Madrid,3223000,604.3\nLisbon,many,100.0\n' >nocast.csv
 bad cities "silt: ingest into 'cities': nocast.csv: row 2 (line 2), column 'population': cannot convert 'many' to BIGINT" \
-    nocast.csv --format csv
+    nocast.csv --input-format csv
 printf 'city,population,area\nMadrid,3223000,604.3\n' >header.csv
 bad cities "silt: ingest into 'cities': header.csv: row 1 (line 1), column 'population': cannot convert 'population' to BIGINT" \
-    header.csv --format csv
+    header.csv --input-format csv
 expect_sql 'SELECT city, population FROM cities ORDER BY "offset"' "cities after the failures" <<'EOF'
 city,population
 Berlin,3645000
@@ -83,7 +83,7 @@ add_ds towns <<'EOF'
 EOF
 # keys in any order, an extra key ignored: columns selected and cast by name
 printf '{"founded": "1237-10-28", "inhabitants": "3645000", "town": "Berlin", "mayor": "x"}\n{"town": "Bonn", "inhabitants": 336465, "founded": "0011-01-01"}\n' >towns.ndjson
-ok ingest towns towns.ndjson --format ndjson
+ok ingest towns towns.ndjson --input-format ndjson
 ok schema towns
 assert_eq "$OUT" "$DATA_SCHEMA
 town: Option<String>
@@ -96,17 +96,17 @@ offset,town,inhabitants,founded
 EOF
 # --format csv is the source's own format: its separator and header apply
 printf 'town;inhabitants;founded\nKiel;247000;1242-01-01\n' >towns.csv
-ok ingest towns towns.csv --format csv
+ok ingest towns towns.csv --input-format csv
 expect_sql "SELECT town, inhabitants, founded FROM towns WHERE town = 'Kiel'" "--format of the source's own format" <<'EOF'
 town,inhabitants,founded
 Kiel,247000,1242-01-01
 EOF
 printf '{"town": "Ulm", "inhabitants": "lots", "founded": "0854-01-01"}\n' >nocast.ndjson
 bad towns "silt: ingest into 'towns': nocast.ndjson: row 1 (line 1), column 'inhabitants': cannot convert 'lots' to INTEGER" \
-    nocast.ndjson --format ndjson
+    nocast.ndjson --input-format ndjson
 printf '{"town": "Ulm", "inhabitants": 126000, "founded": "sometime"}\n' >nodate.ndjson
 bad towns "silt: ingest into 'towns': nodate.ndjson: row 1 (line 1), column 'founded': cannot convert 'sometime' to DATE" \
-    nodate.ndjson --format ndjson
+    nodate.ndjson --input-format ndjson
 
 # ---- an NdJson source with a structured schema, fed CSV --------------------------
 add_ds rivers <<'EOF'
@@ -124,7 +124,7 @@ add_ds rivers <<'EOF'
         kind: Append
 EOF
 printf 'Rhine,1233.0\n"Danube, the",2850\n' >rivers.csv
-ok ingest rivers rivers.csv --format csv
+ok ingest rivers rivers.csv --input-format csv
 ok schema rivers
 assert_eq "$OUT" "$DATA_SCHEMA
 river: Option<String>
@@ -135,7 +135,7 @@ Rhine,1233.0
 "Danube, the",2850.0
 EOF
 printf 'Elbe,1094,extra\n' >long.csv
-bad rivers "silt: ingest into 'rivers': long.csv: line 1: expected 2 fields (as in the schema), found 3" long.csv --format csv
+bad rivers "silt: ingest into 'rivers': long.csv: line 1: expected 2 fields (as in the schema), found 3" long.csv --input-format csv
 ok verify --all
 
 finish

@@ -78,7 +78,7 @@ expect_bytes ndjson "NUL in ndjson format" <<'EOF'
 EOF
 ok sql "$NULQ" --format parquet --output "$T_DIR/nul.parquet"
 ok new nul
-ok ingest nul "$T_DIR/nul.parquet" --format parquet
+ok ingest nul "$T_DIR/nul.parquet" --input-format parquet
 expect_sql 'SELECT length(z) AS len, hex(z) AS z, hex(e) AS e, n FROM nul' "NUL bytes kept in parquet" <<'CSV'
 len,z,e,n
 3,610062,00,2
@@ -143,9 +143,9 @@ EOF
 printf 'city,population,event_time\nA,100,2020-01-01\nB,200,2020-01-01\nC,300,2020-01-01\n' >s1.csv
 printf 'city,population,event_time\nA,110,2020-01-02\nC,300,2020-01-01\nD,400,2020-01-02\n' >s2.csv
 ok add pop.yaml
-ok ingest ca.pop s1.csv --format csv
+ok ingest ca.pop s1.csv --input-format csv
 FIRST_HEAD=$(info ca.pop 'd["head"]')
-ok ingest ca.pop s2.csv --format csv
+ok ingest ca.pop s2.csv --input-format csv
 
 ok sql 'SELECT count(*) AS n, min("offset") AS lo, max("offset") AS hi FROM "ca.pop"' --format csv
 assert_eq "$OUT" 'n,lo,hi

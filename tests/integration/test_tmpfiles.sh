@@ -5,7 +5,7 @@
 #    SIGKILLed while it reads ~50 MB, it leaves nothing named silt-* in
 #    $TMPDIR, and `silt gc` removes the leftover at once ("leftover of
 #    process PID, which has exited");
-#  - a transcoding ingest (`--format ndjson` into a CSV source) keeps the
+#  - a transcoding ingest (`--input-format ndjson` into a CSV source) keeps the
 #    reader's temp directory in .silt/tmp/spill/<owner>-<random>/: SIGKILLed,
 #    nothing in $TMPDIR, and the next command removes the leftover;
 #  - the directory of a live process is never removed, however old (a
@@ -100,10 +100,10 @@ assert_eq "$(cat "$T_DIR/.out")" "big: 1000 new records (offsets 0..999), waterm
 assert_eq "$(tmp_entries)" "" "a finished stdin ingest leaves nothing"
 no_tmp_leftovers "stdin ingest"
 
-# ---- SIGKILL during a transcoding ingest (--format ndjson into a CSV source) ---------
+# ---- SIGKILL during a transcoding ingest (--input-format ndjson into a CSV source) ---------
 awk 'BEGIN { for (i = 0; i < 2500000; i++) printf "{\"id\":%d,\"v\":%d}\n", i, i * 3 }' >"$T_DIR/big.ndjson"
 H1=$(head_of big)
-"$SILT" ingest big "$T_DIR/big.ndjson" --format ndjson >/dev/null 2>&1 &
+"$SILT" ingest big "$T_DIR/big.ndjson" --input-format ndjson >/dev/null 2>&1 &
 INGEST=$!
 # the reader's directory sits inside the ingest's own scratch directory
 reader_dirs() { find .silt/tmp -mindepth 2 -maxdepth 2 -type d -printf '%f\n' | grep -E "$SCRATCH_RE" || true; }
@@ -123,7 +123,7 @@ assert_eq "$OUT" "n
 assert_eq "$(tmp_entries)" "" "the next command removed the killed ingest's leftover"
 # a transcoding ingest that finishes leaves nothing
 head -n 500 "$T_DIR/big.ndjson" >"$T_DIR/small.ndjson"
-ok ingest big "$T_DIR/small.ndjson" --format ndjson
+ok ingest big "$T_DIR/small.ndjson" --input-format ndjson
 assert_eq "$OUT" "big: 500 new records (offsets 1000..1499), watermark $(info big 'd["watermark"]')"
 assert_eq "$(tmp_entries)$(spill_entries | grep -E "$SCRATCH_RE" || true)" "" "a finished transcoding ingest leaves nothing"
 no_tmp_leftovers "transcoding ingest"

@@ -58,11 +58,11 @@ done
 # ---- list ------------------------------------------------------------------
 ok token list
 LIST=$OUT
-assert_eq "$LIST" "NAME          SCOPE  DATASETS     CREATED               EXPIRES               LAST USED
-ci            read   all          2030-01-01T00:00:00Z  never                 never
-eu            read   eu-*         2030-01-01T00:00:00Z  2030-01-02T00:00:00Z  never
-ops           admin  all          2030-01-01T00:00:00Z  never                 never
-sales-writer  write  sales.*,raw  2030-01-01T00:00:00Z  2030-01-31T00:00:00Z  never" "list table"
+assert_eq "$LIST" "NAME          SCOPE  DATASETS     CREATED                   EXPIRES                   LAST USED
+ci            read   all          2030-01-01T00:00:00.000Z  never                     never
+eu            read   eu-*         2030-01-01T00:00:00.000Z  2030-01-02T00:00:00.000Z  never
+ops           admin  all          2030-01-01T00:00:00.000Z  never                     never
+sales-writer  write  sales.*,raw  2030-01-01T00:00:00.000Z  2030-01-31T00:00:00.000Z  never" "list table"
 ok --json token list
 JLIST=$OUT
 assert_eq "$(printf '%s' "$JLIST" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))')" \

@@ -30,8 +30,8 @@ EOF
 printf 'city,population,event_time\nA,100,2020-01-01\nB,200,2020-01-01\nC,300,2020-01-01\n' >s1.csv
 printf 'city,population,event_time\nA,110,2020-01-02\nC,300,2020-01-01\nD,400,2020-01-02\n' >s2.csv
 ok add pop.yaml
-ok ingest pop s1.csv --format csv
-ok ingest pop s2.csv --format csv
+ok ingest pop s1.csv --input-format csv
+ok ingest pop s2.csv --input-format csv
 
 ok verify pop
 assert_eq "$OUT" "pop: ok (5 blocks)" "valid dataset with a correction and a retraction"
