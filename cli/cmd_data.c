@@ -190,11 +190,12 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
                             ? NULL
                             : json_pack("{s:s,s:s,s:s,s:b,s:I}", "name", in.name, "id", in.id, "rid", in.rid,
                                         "upToDate", r.up_to_date, "records", (json_int_t)r.num_records);
-            if (j && !r.up_to_date) {
-                json_object_set_new(j, "firstOffset", json_integer((json_int_t)r.first_offset));
-                json_object_set_new(j, "lastOffset", json_integer((json_int_t)r.last_offset));
-                json_object_set_new(j, "head", json_string(r.head));
-                json_object_set_new(j, "schemaChanged", json_boolean(r.schema_changed));
+            if (j) { /* the same keys either way (null when up to date) */
+                bool n = r.up_to_date;
+                json_object_set_new(j, "firstOffset", n ? json_null() : json_integer((json_int_t)r.first_offset));
+                json_object_set_new(j, "lastOffset", n ? json_null() : json_integer((json_int_t)r.last_offset));
+                json_object_set_new(j, "head", n ? json_null() : json_string(r.head));
+                json_object_set_new(j, "schemaChanged", json_boolean(!n && r.schema_changed));
             }
             if (j)
                 json_object_set_new(j, "watermark", r.has_watermark ? json_string(r.watermark) : json_null());

@@ -505,7 +505,7 @@ int cmd_branch(cli_ctx *c, int argc, char **argv)
             json_t *a = json_array();
             for (size_t i = 0; i < n; i++)
                 json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:s?}", "name", v[i].name, "head", v[i].head,
-                                                   "blocks", (json_int_t)v[i].num_blocks, "openTransaction",
+                                                   "blocks", (json_int_t)v[i].num_blocks, "openTransactionRid",
                                                    v[i].open_txn[0] ? v[i].open_txn : NULL));
             print_json(a);
         } else {
