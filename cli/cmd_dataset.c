@@ -394,13 +394,13 @@ int cmd_rename(cli_ctx *c, int argc, char **argv)
         if (j)
             json_object_set_new(j, "previousName", json_string(argv[0]));
         silt_dataset_free(ds);
-        if (!j)
-            rc = cli_fail("renamed %s to %s, but: %s", argv[0], argv[1], silt_error_last());
+        if (!j) /* renamed, but it cannot be read back: say so, exit 1 */
+            rc = cli_fail_code(silt_error_code(), "renamed %s to %s, but: %s", argv[0], argv[1], silt_error_last());
         else
             cli_json_print(j);
     }
     silt_workspace_free(ws);
-    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+    return rc == EXIT_FAIL ? EXIT_FAIL : EXIT_OK;
 }
 
 /* Asks "Delete N datasets (a, b)? [y/N] " on stderr; true on y/yes. */

@@ -197,7 +197,8 @@ static void print_entry(FILE *f, const help_entry *h)
     }
     if (h->options)
         fprintf(f, "\nOptions:\n%s", h->options);
-    fprintf(f, "\nGlobal options:\n  --workspace DIR   the workspace to use\n  --json            machine-readable output\n"
+    fprintf(f, "\nGlobal options:\n  --workspace DIR   the workspace to use\n  --json            machine-readable output: one JSON document on stdout;\n"
+               "                    errors as {\"error\":{\"code\",\"message\"}} on stderr (docs/cli.md)\n"
                "  -q, --quiet       no progress line on the terminal (warnings and errors stay)\n");
     fprintf(f, "\nEnvironment:\n%s", ENV_TEXT);
     fprintf(f, "\nExample:\n");

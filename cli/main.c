@@ -25,7 +25,7 @@ static const char *USAGE =
     "  delete NAME...                delete datasets\n"
     "\n"
     "Data:\n"
-    "  ingest NAME [FILE...|-] [--format F] [--event-time T] [--source-name S]\n"
+    "  ingest NAME [FILE...|-] [--input-format F] [--event-time T] [--source-name S]\n"
     "                                push ingest through the dataset's push source\n"
     "  sql QUERY|- [--format table|csv|json|ndjson|parquet] [--output FILE] [--as-of NAME=BLOCK|BLOCK]\n"
     "      [--unsafe-file-access]    SQL over datasets (tables by name; \"name@branch\", \"name:current\"):\n"
@@ -105,7 +105,16 @@ static void report(int code, const char *msg, const char *suffix)
         fprintf(stderr, "silt: %s%s\n", msg, suffix);
         return;
     }
-    json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code", cli_error_code_name(code), "message", msg);
+    json_t *m = json_string(msg);
+    if (!m) { /* not UTF-8 (e.g. a file name): bytes >= 0x80 become '?' */
+        char safe[4096];
+        size_t i = 0;
+        for (; msg[i] && i + 1 < sizeof safe; i++)
+            safe[i] = (unsigned char)msg[i] < 0x80 ? msg[i] : '?';
+        safe[i] = '\0';
+        m = json_string(safe);
+    }
+    json_t *e = json_pack("{s:{s:s,s:o}}", "error", "code", cli_error_code_name(code), "message", m);
     char *line = e ? json_dumps(e, JSON_COMPACT) : NULL;
     if (line)
         fprintf(stderr, "%s\n", line);

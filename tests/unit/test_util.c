@@ -103,6 +103,23 @@ static int count_tmp_files(const char *dir)
 
 /* ------------------------------------------------------------------ hash */
 
+/* silt_error_code: the code of the message in silt_error_last(), kept by
+ * silt_err_context, SILT_OK after silt_err_clear (the CLI's --json errors). */
+static void test_error_code(void **state)
+{
+    (void)state;
+    silt_err_clear();
+    assert_int_equal(silt_error_code(), SILT_OK);
+    assert_string_equal(silt_error_last(), "");
+    assert_int_equal(silt_err(SILT_ENOTFOUND, "dataset '%s' not found", "x"), SILT_ENOTFOUND);
+    assert_int_equal(silt_error_code(), SILT_ENOTFOUND);
+    assert_int_equal(silt_err_context(SILT_ECONFLICT, "ingest into '%s'", "x"), SILT_ECONFLICT);
+    assert_int_equal(silt_error_code(), SILT_ECONFLICT);
+    assert_string_equal(silt_error_last(), "ingest into 'x': dataset 'x' not found");
+    silt_err_clear();
+    assert_int_equal(silt_error_code(), SILT_OK);
+}
+
 static void test_sha3_vectors(void **state)
 {
     uint8_t d[32];
@@ -945,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_path_join),
         cmocka_unit_test(test_random_hex),
         cmocka_unit_test(test_scratch),
+        cmocka_unit_test(test_error_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
