@@ -78,6 +78,11 @@ int silt_ws_lock(silt_workspace *ws);
 void silt_ws_unlock(int fd);
 /* Finds the dataset directory (absolute, malloc'd into *dir_out) whose
  * info/alias is `name`. SILT_ENOTFOUND if none. */
+/* Process-wide lookup hints (workspace.c): `kind` 'n' (name) or 'r' (RID)
+ * -> dataset directory. get returns a malloc'd copy or NULL (none, or out
+ * of memory); the caller must validate it before use. put is best effort. */
+char *silt_ws_dircache_get(const silt_workspace *ws, char kind, const char *key);
+void silt_ws_dircache_put(const silt_workspace *ws, char kind, const char *key, const char *dir);
 int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out);
 /* Reads `<dir>/info/alias` into a malloc'd string. */
 int silt_ws_read_alias(const char *dir, char **out);
