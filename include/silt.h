@@ -92,6 +92,14 @@ const char *silt_workspace_path(const silt_workspace *ws);
  * of dead processes are removed before it is created. */
 int silt_workspace_mktemp(silt_workspace *ws, char **out);
 
+/* For long-running processes (silt serve): keeps, per process, the chain
+ * state and the files views computed for a head block (both are functions
+ * of the immutable chain, so they cannot go stale; a commit moves the head
+ * and misses). A summary file or block damaged after it was cached is then
+ * not noticed by opening a dataset (`silt verify` still reads everything).
+ * Off by default: each CLI command validates the summary as it opens. */
+void silt_process_caches_enable(void);
+
 /* ---- datasets ----------------------------------------------------------- */
 
 typedef enum silt_dataset_kind { SILT_ROOT = 0, SILT_DERIVATIVE = 1 } silt_dataset_kind;

@@ -686,6 +686,7 @@ int silt_server_run(const silt_server_opts *o)
         return 1;
     }
     srv_server s = {0};
+    silt_process_caches_enable();
     s.ws_dir = strdup(silt_workspace_path(ws));
     int trc = silt_token_set_open(&s.tokens, ws);
     silt_workspace_free(ws);

@@ -57,6 +57,10 @@ void silt_ds_progress_add(silt_dataset *ds, uint64_t blocks, uint64_t bytes);
  * (renames, copies, other workspaces), needs no storage. out: 64 bytes. */
 void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64]);
 
+/* summary.c: is silt_process_caches_enable in force (chain states and
+ * files views kept per head block)? */
+bool silt_process_caches_on(void);
+
 /* ---- workspace.c ---- */
 
 /* Dataset names follow the ODF grammar (DatasetName = Hostname): parts of

@@ -32,6 +32,8 @@
  * is shared by threads under a mutex and holds at most STATE_CACHE_N. */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,6 +285,17 @@ typedef struct state_cached {
 } state_cached;
 
 static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool g_caches_on; /* silt_process_caches_enable: long-running processes only */
+
+void silt_process_caches_enable(void)
+{
+    atomic_store(&g_caches_on, true);
+}
+
+bool silt_process_caches_on(void)
+{
+    return atomic_load(&g_caches_on);
+}
 static state_cached g_state[STATE_CACHE_N];
 static size_t g_state_next;
 
@@ -299,6 +312,8 @@ static char *state_key(const silt_dataset *ds)
  * entry). true on a hit; false (ds->st untouched) otherwise. */
 static bool state_cache_get(silt_dataset *ds, const uint8_t head[SILT_MH_LEN])
 {
+    if (!silt_process_caches_on())
+        return false;
     char *k = state_key(ds);
     if (!k)
         return false;
@@ -324,7 +339,7 @@ static bool state_cache_get(silt_dataset *ds, const uint8_t head[SILT_MH_LEN])
 /* Publishes a copy of ds->st (best effort). */
 static void state_cache_put(const silt_dataset *ds)
 {
-    if (ds->st.empty)
+    if (ds->st.empty || !silt_process_caches_on())
         return;
     char *k = state_key(ds);
     odf_chain_state copy;

@@ -917,7 +917,7 @@ int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const cha
     int rc = silt_files_require(ds); /* also brings ds->head up to date */
     if (rc)
         return rc;
-    char *key = view_key(ds, at, range_start, range_end);
+    char *key = silt_process_caches_on() ? view_key(ds, at, range_start, range_end) : NULL;
     if (key && (*out = view_cache_get(key)) != NULL) {
         free(key);
         return 0;
