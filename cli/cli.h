@@ -76,6 +76,17 @@ const char *cli_time(char buf[CLI_TIME_MAX], const char *t);
  * 1 and sets *val (borrowed from argv) when argv[*i] is that option, 0 when
  * it is not, -1 when the value is missing (cmd_query.c). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
+/* as_of.c: `--as-of REF` (a block hash or unique prefix, a sequence number,
+ * an RFC 3339 time or a transaction rid). cli_as_of: the block (70 bytes)
+ * and the newest transaction at or before it (64 bytes, may be NULL);
+ * cli_as_of_rid: only that transaction, an error when there is none;
+ * cli_sql_as_of: rewrites sql's NAME=REF items into NAME=BLOCK (the new
+ * strings in *owned, n entries: free with cli_strv_free). Each prints the
+ * error and returns EXIT_FAIL, or 0. */
+int cli_as_of(silt_dataset *ds, const char *ref, char *block, char *rid);
+int cli_as_of_rid(silt_dataset *ds, const char *ref, char *rid);
+int cli_sql_as_of(silt_workspace *ws, const char **items, size_t n, char ***owned);
+void cli_strv_free(char **v, size_t n);
 /* Opens the workspace or prints the error. Returns 0 or EXIT_FAIL. */
 int cli_open_workspace(cli_ctx *c, silt_workspace **ws);
 

@@ -21,12 +21,16 @@ static int parse_count(const char *s, long *out)
 
 int cmd_log(cli_ctx *c, int argc, char **argv)
 {
-    const char *ref = NULL;
+    const char *ref = NULL, *as_of = NULL;
     long limit = -1;
     bool yaml = false, detail = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-n") == 0 || strcmp(a, "--limit") == 0) {
+        if (strcmp(a, "--as-of") == 0 || strcmp(a, "--at") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("log: --as-of needs a block, sequence number, time or rid");
+            as_of = argv[++i];
+        } else if (strcmp(a, "-n") == 0 || strcmp(a, "--limit") == 0) {
             if (i + 1 >= argc || parse_count(argv[i + 1], &limit))
                 return cli_usage("log: -n needs a non-negative number");
             i++;
@@ -66,6 +70,9 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         status = cli_fail_code(SILT_ENOMEM, "out of memory");
         goto out;
     }
+    char from[72] = "";
+    if (as_of && (status = cli_as_of(ds, as_of, from, NULL)) != 0)
+        goto out;
     for (long n = 0; limit < 0 || n < limit; n++) {
         silt_block *b = NULL;
         if (silt_block_iter_next(&b, it) < 0) {
@@ -74,6 +81,12 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         }
         if (!b)
             break;
+        if (from[0] && strcmp(silt_block_hash(b), from) != 0) { /* newer than --as-of */
+            silt_block_free(b);
+            n--;
+            continue;
+        }
+        from[0] = '\0';
         char *text = NULL;
         if (c->json) {
             if (silt_block_to_json(&text, b) < 0) {

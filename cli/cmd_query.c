@@ -82,9 +82,13 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
                 if (r < 0)
                     return cli_usage("%s: --output needs a file", cmd);
                 o->output = v;
-            } else if (as_of_ok && (r = cli_opt_value(argc, argv, &i, "--as-of", &v)) != 0) {
+            } else if ((r = cli_opt_value(argc, argv, &i, "--as-of", &v)) != 0 ||
+                       (!as_of_ok && (r = cli_opt_value(argc, argv, &i, "--at", &v)) != 0)) {
                 if (r < 0)
-                    return cli_usage("%s: --as-of needs NAME=BLOCK or BLOCK", cmd);
+                    return cli_usage(as_of_ok ? "%s: --as-of needs NAME=REF or BLOCK"
+                                              : "%s: --as-of needs a block, sequence number, time or rid", cmd);
+                if (!as_of_ok && o->n_as_of)
+                    return cli_usage("%s: give --as-of once", cmd);
                 const char **nv = realloc(o->as_of, (o->n_as_of + 1) * sizeof *nv);
                 if (!nv)
                     return cli_fail_code(SILT_ENOMEM, "out of memory");
@@ -202,11 +206,27 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
     }
     if (!o.format && c->json)
         o.format = "json";
+    char **owned = NULL;
+    if (o.n_as_of) { /* NAME=REF items resolved to NAME=BLOCK */
+        silt_workspace *ws;
+        if (cli_open_workspace(c, &ws)) {
+            free(o.as_of);
+            return EXIT_FAIL;
+        }
+        rc = cli_sql_as_of(ws, o.as_of, o.n_as_of, &owned);
+        silt_workspace_free(ws);
+        if (rc) {
+            cli_strv_free(owned, o.n_as_of);
+            free(o.as_of);
+            return rc;
+        }
+    }
     silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
                         .as_of = o.as_of, .n_as_of = o.n_as_of,
                         .unsafe_file_access = o.unsafe_file_access,
                         .max_width = cli_table_width(o.format, o.output)};
     int status = run_sql(c, in, npos ? pos[0] : NULL, &so);
+    cli_strv_free(owned, o.n_as_of);
     free(o.as_of);
     return status;
 }
@@ -218,18 +238,22 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
     const char *nstr = NULL;
     int npos = 0;
     int rc = parse_out_opts("tail", argc, argv, &o, false, pos, 1, &npos, &nstr);
-    if (rc)
+    if (rc) {
+        free(o.as_of);
         return rc;
-    if (npos != 1)
+    }
+    if (npos != 1) {
+        free(o.as_of);
         return cli_usage("tail needs one NAME");
+    }
     uint64_t n = 10;
     if (nstr) {
         char *end;
-        if (!*nstr || *nstr == '-' || *nstr == '+')
+        n = (*nstr && *nstr != '-' && *nstr != '+') ? strtoull(nstr, &end, 10) : 0;
+        if (!*nstr || *nstr == '-' || *nstr == '+' || *end) {
+            free(o.as_of);
             return cli_usage("tail: -n needs a non-negative number, got '%s'", nstr);
-        n = strtoull(nstr, &end, 10);
-        if (*end)
-            return cli_usage("tail: -n needs a non-negative number, got '%s'", nstr);
+        }
     }
     if (!o.format && c->json)
         o.format = "json";
@@ -241,11 +265,18 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
     if (silt_dataset_open(&ds, ws, pos[0]) < 0) {
         status = cli_fail(NULL);
     } else {
+        char block[72];
+        const char *items[1] = {block};
         silt_sql_opts so = {.format = o.format, .output = o.output, .out = stdout,
                             .max_width = cli_table_width(o.format, o.output)};
-        if (silt_dataset_tail(ds, n, &so) < 0)
+        if (o.n_as_of && (status = cli_as_of(ds, o.as_of[0], block, NULL)) == 0) {
+            so.as_of = items;
+            so.n_as_of = 1;
+        }
+        if (status == EXIT_OK && silt_dataset_tail(ds, n, &so) < 0)
             status = cli_fail(NULL);
     }
+    free(o.as_of);
     silt_dataset_free(ds);
     silt_workspace_free(ws);
     return status;
@@ -280,7 +311,7 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     const char *at = NULL;
     silt_schema_format fmt = c->json ? SILT_SCHEMA_JSON : SILT_SCHEMA_TEXT;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+        if ((strcmp(argv[i], "--at") == 0 || strcmp(argv[i], "--as-of") == 0) && i + 1 < argc)
             at = argv[++i];
         else if (strcmp(argv[i], "--yaml") == 0)
             fmt = SILT_SCHEMA_YAML;
@@ -303,21 +334,30 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
-int cli_schema_print(silt_workspace *ws, const char *name, const char *at, silt_schema_format fmt)
+int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, silt_schema_format fmt)
 {
     silt_dataset *ds = NULL;
     char *text = NULL;
     int status = EXIT_OK;
     int isf = 0;
-    if (silt_dataset_open(&ds, ws, name) < 0 || (isf = silt_files_schema_get(&text, ds, at, fmt)) == SILT_ENOMEM)
+    char block[72] = "", rid[64] = "";
+    const char *at = NULL;
+    if (silt_dataset_open(&ds, ws, name) < 0) {
+        silt_dataset_free(ds);
+        return cli_fail(NULL);
+    }
+    if (as_of && cli_as_of(ds, as_of, block, rid)) {
+        silt_dataset_free(ds);
+        return EXIT_FAIL;
+    }
+    at = rid[0] ? rid : NULL;
+    if ((isf = silt_files_schema_get(&text, ds, at, fmt)) == SILT_ENOMEM)
         status = cli_fail(NULL);
     else if (isf < 0 && strstr(silt_error_last(), "is not a files dataset") == NULL &&
              !(isf == SILT_ENOTFOUND && !at && strstr(silt_error_last(), "has no tabular schema")))
         status = cli_fail(NULL); /* a files dataset: its tabular schema; without one, the entries' schema */
-    else if (isf < 0 && at)
-        status = cli_fail_code(SILT_EINVAL, "schema: --at only applies to files datasets");
-    else if (isf < 0 && silt_dataset_schema_get(&text, ds, fmt) < 0)
-        status = cli_fail(NULL);
+    else if (isf < 0 && silt_dataset_schema_get_at(&text, ds, as_of ? block : NULL, fmt) < 0)
+        status = cli_fail(NULL); /* a ledger dataset: its schema as of the block */
     else
         fputs(text, stdout);
     free(text);

@@ -391,7 +391,7 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL, *at = NULL, *range = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+        if ((strcmp(argv[i], "--at") == 0 || strcmp(argv[i], "--as-of") == 0) && i + 1 < argc)
             at = argv[++i];
         else if (strcmp(argv[i], "--range") == 0 && i + 1 < argc)
             range = argv[++i];
@@ -421,6 +421,9 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
     silt_dataset *ds;
     int rc = open_ds(c, ref, &ws, &ds);
     silt_view *v = NULL;
+    char rid[64];
+    if (!rc && at && (rc = cli_as_of_rid(ds, at, rid)) == 0)
+        at = rid;
     if (!rc && silt_files_view(&v, ds, at, start, end) < 0)
         rc = cli_fail(NULL);
     free(start);
@@ -462,7 +465,7 @@ int cmd_cat(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL, *path = NULL, *at = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+        if ((strcmp(argv[i], "--at") == 0 || strcmp(argv[i], "--as-of") == 0) && i + 1 < argc)
             at = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage("cat: unknown option '%s'", argv[i]);
@@ -479,7 +482,10 @@ int cmd_cat(cli_ctx *c, int argc, char **argv)
     silt_dataset *ds;
     if (open_ds(c, ref, &ws, &ds))
         return EXIT_FAIL;
-    int rc = silt_files_cat(ds, path, at, stdout) < 0 ? cli_fail(NULL) : EXIT_OK;
+    char rid[64];
+    if (at && cli_as_of_rid(ds, at, rid))
+        return done(ws, ds, EXIT_FAIL);
+    int rc = silt_files_cat(ds, path, at ? rid : NULL, stdout) < 0 ? cli_fail(NULL) : EXIT_OK;
     if (fflush(stdout) != 0 && rc == EXIT_OK)
         rc = cli_fail_code(SILT_EIO, "cat: write error");
     return done(ws, ds, rc);

@@ -74,19 +74,22 @@ static const help_entry HELP[] = {
      "silt sql                               (on a terminal: an interactive shell; .help lists its commands)",
      "  --format F            table (default), csv, json, ndjson, parquet\n"
      "  --output FILE, -o     write the result to FILE (needed for parquet)\n"
-     "  --as-of NAME=BLOCK    query NAME as of block BLOCK (repeatable; or a bare BLOCK)\n"
+     "  --as-of NAME=REF      query NAME as of REF: a block hash or unique prefix, a sequence\n"
+     "                        number, an RFC 3339 time or a transaction rid (repeatable; or a bare BLOCK hash)\n"
      "  --unsafe-file-access  allow any statement and file access (local exploration only)\n",
      "silt sql 'SELECT city, population FROM \"city-populations:current\" ORDER BY city'\n"
      "silt sql 'SELECT * FROM sales' --format parquet --output sales.parquet\n"},
-    {"tail", "the newest records of a dataset", "silt tail NAME[@BRANCH] [-n N] [--format F] [--output FILE]",
+    {"tail", "the newest records of a dataset", "silt tail NAME[@BRANCH] [-n N] [--as-of REF] [--format F] [--output FILE]",
      "  -n N             number of records (default 10)\n"
+     "  --as-of REF      as of a block (hash or prefix), sequence number, RFC 3339 time or rid (alias --at)\n"
      "  --format F       table (default), csv, json, ndjson, parquet\n"
      "  --output FILE    write to FILE\n",
      "silt tail sales -n 5\n"},
     {"schema", "the schema of a dataset; the tabular schema of a files dataset",
-     "silt schema NAME[@BRANCH] [--json | --yaml] [--at RID]\nsilt schema set NAME[@BRANCH] FILE",
+     "silt schema NAME[@BRANCH] [--json | --yaml] [--as-of REF]\nsilt schema set NAME[@BRANCH] FILE",
      "  --json | --yaml  print the ODF DataSchema as JSON or YAML\n"
-     "  --at RID         (files datasets) the schema as of a committed transaction\n",
+     "  --as-of REF      the schema as of a block (hash or prefix), sequence number, RFC 3339 time\n"
+     "                   or transaction rid (alias --at)\n",
      "silt schema sales\nsilt schema set raw schema.yaml\n"},
     {"read-table", "a table as an Arrow IPC stream or CSV (what readTable of silt serve sends)",
      "silt read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
@@ -124,12 +127,13 @@ static const help_entry HELP[] = {
     {"files",
      "the files of a view of a files dataset (on a terminal: a header row, or \"(no files)\"; "
      "in a pipe: PATH, SIZE, CONTENT HASH, TRANSACTION, TIME separated by tabs)",
-     "silt files NAME[@BRANCH] [--at RID | --range START..END]",
-     "  --at RID             the view as of a committed transaction\n"
+     "silt files NAME[@BRANCH] [--as-of REF | --range START..END]",
+     "  --as-of REF          the view as of a transaction rid, block, sequence number or RFC 3339 time (alias --at)\n"
      "  --range START..END   the files written from START to END\n",
      "silt files raw\n"},
-    {"cat", "print a file of a view", "silt cat NAME[@BRANCH] PATH [--at RID]",
-     "  --at RID   the view as of a committed transaction\n", "silt cat raw data/a.csv\n"},
+    {"cat", "print a file of a view", "silt cat NAME[@BRANCH] PATH [--as-of REF]",
+     "  --as-of REF   the view as of a transaction rid, block, sequence number or RFC 3339 time (alias --at)\n",
+     "silt cat raw data/a.csv --as-of 2030-01-01T00:00:00Z\n"},
     {"branch", "branches of a dataset",
      "silt branch create NAME BRANCH [--from BRANCH | --at RID]\nsilt branch list NAME\nsilt branch delete NAME BRANCH",
      "  --from BRANCH   fork from another branch's head\n"
@@ -145,8 +149,9 @@ static const help_entry HELP[] = {
     {"gc", "delete objects no retained view needs, and crash leftovers", "silt gc [NAME...] [--dry-run]",
      "  --dry-run   report what would be deleted\n", "silt gc --dry-run\n"},
     {"log", "the metadata blocks of a dataset, newest first",
-     "silt log NAME[@BRANCH] [-n N] [--detail | --yaml | --json]",
+     "silt log NAME[@BRANCH] [-n N] [--as-of REF] [--detail | --yaml | --json]",
      "  -n N       at most N blocks\n"
+     "  --as-of R  start at block R (hash or prefix, sequence number, RFC 3339 time, rid)\n"
      "  --detail   each block's main fields: for AddData the records and offsets, data and\n"
      "             checkpoint hashes and sizes, watermark and source state\n"
      "  --yaml     full blocks as YAML\n",

@@ -20,6 +20,6 @@ size_t cli_table_width(const char *format, const char *output);
 /* Prints the schema of dataset `name` as `silt schema NAME` does (a files
  * dataset: its tabular schema, or else the schema of its entries; `at` for
  * files datasets only). Returns EXIT_OK or EXIT_FAIL (message printed). */
-int cli_schema_print(silt_workspace *ws, const char *name, const char *at, silt_schema_format fmt);
+int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, silt_schema_format fmt);
 
 #endif

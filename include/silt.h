@@ -95,6 +95,14 @@ const char *silt_workspace_path(const silt_workspace *ws);
  * of dead processes are removed before it is created. */
 int silt_workspace_mktemp(silt_workspace *ws, char **out);
 
+/* For long-running processes (silt serve): keeps, per process, the chain
+ * state and the files views computed for a head block (both are functions
+ * of the immutable chain, so they cannot go stale; a commit moves the head
+ * and misses). A summary file or block damaged after it was cached is then
+ * not noticed by opening a dataset (`silt verify` still reads everything).
+ * Off by default: each CLI command validates the summary as it opens. */
+void silt_process_caches_enable(void);
+
 /* ---- datasets ----------------------------------------------------------- */
 
 typedef enum silt_dataset_kind { SILT_ROOT = 0, SILT_DERIVATIVE = 1 } silt_dataset_kind;
@@ -444,7 +452,9 @@ int silt_sql_split(char ***out, const char *script);
 bool silt_sql_complete(const char *text);
 
 /* The newest `n` records of a dataset (by offset), in offset order, written
- * like silt_sql output. Reads only the slices that hold them. */
+ * like silt_sql output. Reads only the slices that hold them. With one
+ * opts->as_of item (a full block hash of ds's chain), the newest records
+ * as of that block. */
 int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts);
 
 typedef enum silt_schema_format {
@@ -457,6 +467,9 @@ typedef enum silt_schema_format {
  * with a newline; caller frees *out. SILT_ENOTFOUND "dataset 'x' has no
  * schema" when none was set. */
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt);
+/* The schema in force at block `block` (a full multihash text of ds's
+ * chain, e.g. from silt_as_of_resolve; NULL = the head). */
+int silt_dataset_schema_get_at(char **out, silt_dataset *ds, const char *block, silt_schema_format fmt);
 
 /* ---- tables as pull streams: readTable (src/ops/table.c) ------------------
  *
@@ -683,6 +696,18 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
  * (transaction RID)"; SILT_ECORRUPT when the object is missing or its size
  * differs from the entry's; SILT_EIO. */
 int silt_files_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const silt_file_entry *e);
+
+/* `--as-of REF` of the reading commands: resolves REF against ds's branch to
+ * a block of its chain. REF is a block hash ("f1620…") or a unique prefix
+ * of at least 8 characters, a sequence number (0 = the Seed), an RFC 3339
+ * time (the newest block with a system time at or before it) or a
+ * transaction rid (the AddData that committed it). block_out (70 bytes)
+ * gets the block; rid_out (64 bytes, may be NULL) the rid of the newest
+ * committed transaction at or before that block, "" when there is none
+ * (files datasets; "" for ledger datasets). Errors: SILT_ENOTFOUND "--as-of
+ * 'x': no block of NAME matches", "transaction RID is not committed on
+ * branch B of NAME"; SILT_EINVAL for an ambiguous or too short prefix. */
+int silt_as_of_resolve(silt_dataset *ds, const char *ref, char *block_out, char *rid_out);
 
 /* Branches. A branch is the ref refs/branches/<name> sharing the blocks of
  * its parent. Created from ds's branch head, or `from_branch`'s head, or the

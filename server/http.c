@@ -557,12 +557,22 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     double ms = (double)(end.tv_sec - q->start.tv_sec) * 1e3 + (double)(end.tv_nsec - q->start.tv_nsec) / 1e6;
+    /* formatted outside the lock; one write(2) per line keeps lines whole */
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s %s %d %llu %.1fms %s%s\n", q->req.method_name ? q->req.method_name : "-",
+                     q->req.url ? q->req.url : "-", q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes,
+                     ms, q->req.token.present ? q->req.token.name : "-",
+                     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     pthread_mutex_lock(&s->log_lock);
-    fprintf(stderr, "%s %s %d %llu %.1fms %s%s\n", q->req.method_name ? q->req.method_name : "-",
-            q->req.url ? q->req.url : "-", q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes, ms,
-            q->req.token.present ? q->req.token.name : "-",
-            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
-    fflush(stderr);
+    if (n >= 0 && (size_t)n < sizeof line) {
+        (void)!write(STDERR_FILENO, line, (size_t)n);
+    } else { /* a long URL: the unbounded path */
+        fprintf(stderr, "%s %s %d %llu %.1fms %s%s\n", q->req.method_name ? q->req.method_name : "-",
+                q->req.url ? q->req.url : "-", q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes,
+                ms, q->req.token.present ? q->req.token.name : "-",
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+        fflush(stderr);
+    }
     pthread_mutex_unlock(&s->log_lock);
     if (q->body_fd >= 0)
         close(q->body_fd);
@@ -676,6 +686,7 @@ int silt_server_run(const silt_server_opts *o)
         return 1;
     }
     srv_server s = {0};
+    silt_process_caches_enable();
     s.ws_dir = strdup(silt_workspace_path(ws));
     int trc = silt_token_set_open(&s.tokens, ws);
     silt_workspace_free(ws);

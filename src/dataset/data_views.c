@@ -23,6 +23,7 @@
 #include "odf/json.h"
 #include "odf/yaml.h"
 #include "util/error.h"
+#include "util/multiformats.h"
 #include "util/fsutil.h"
 
 /* ---- slices ------------------------------------------------------------------ */
@@ -187,15 +188,39 @@ int silt_ds_vocab(silt_dataset *ds, silt_arena *a, silt_vocab_names *out)
     return 0;
 }
 
-int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out)
+/* The newest SetDataSchema block at or before `upto` (NULL = the head) into
+ * *blk, or NULL when there is none. */
+static int schema_block(silt_dataset *ds, silt_arena *a, const uint8_t *upto, odf_MetadataBlock **blk)
+{
+    *blk = NULL;
+    int rc = silt_ds_sync(ds);
+    if (rc < 0)
+        return rc;
+    if (!upto)
+        return ds->st.schema.present ? silt_ds_load_block(ds, ds->st.schema.hash, a, blk) : 0;
+    uint8_t cur[SILT_MH_LEN];
+    memcpy(cur, upto, SILT_MH_LEN);
+    for (;;) {
+        odf_MetadataBlock *b = NULL;
+        rc = silt_ds_load_block(ds, cur, a, &b);
+        if (rc < 0)
+            return rc;
+        if (b->event.type == ODF_MetadataEvent_SetDataSchema) {
+            *blk = b;
+            return 0;
+        }
+        if (b->prev_block_hash.len != SILT_MH_LEN)
+            return 0;
+        memcpy(cur, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+}
+
+static int schema_at(silt_dataset *ds, silt_arena *a, const uint8_t *upto, odf_DataSchema **out)
 {
     *out = NULL;
-    int rc = silt_ds_sync(ds);
-    if (rc < 0 || !ds->st.schema.present)
-        return rc;
     odf_MetadataBlock *blk = NULL;
-    rc = silt_ds_load_block(ds, ds->st.schema.hash, a, &blk);
-    if (rc < 0)
+    int rc = schema_block(ds, a, upto, &blk);
+    if (rc < 0 || !blk)
         return rc;
     if (blk->event.type != ODF_MetadataEvent_SetDataSchema)
         return silt_err(SILT_ECORRUPT, "dataset '%s': schema block is not a SetDataSchema", silt_ds_label(ds));
@@ -207,6 +232,11 @@ int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out)
                         silt_ds_label(ds));
     *out = s->schema;
     return 0;
+}
+
+int silt_ds_schema(silt_dataset *ds, silt_arena *a, odf_DataSchema **out)
+{
+    return schema_at(ds, a, NULL, out);
 }
 
 /* ---- views ---------------------------------------------------------------------- */
@@ -285,6 +315,21 @@ int silt_ws_engine_close(silt_engine *e, char *tmpdir, int rc)
     return rc;
 }
 
+/* A block hash text into bytes. */
+static int block_bytes(const char *text, uint8_t out[SILT_MH_LEN])
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_multihash_from_text(text, &b);
+    if (rc == 0 && b.len != SILT_MH_LEN)
+        rc = SILT_EINVAL;
+    if (rc == 0)
+        memcpy(out, b.data, SILT_MH_LEN);
+    silt_buf_free(&b);
+    return rc == SILT_ENOMEM ? silt_err(rc, "out of memory")
+           : rc < 0          ? silt_err(SILT_EINVAL, "'%s' is not a block hash (multihash f1620…)", text)
+                             : 0;
+}
+
 int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
 {
     if (opts && opts->rows_out)
@@ -301,7 +346,14 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
     silt_slice_list sl;
     silt_vocab_names vocab;
     uint64_t skip = opts ? opts->skip : 0;
-    rc = silt_ds_slices(ds, NULL, n ? n + skip : 1, &sl);
+    uint8_t upto[SILT_MH_LEN];
+    bool as_of = opts && opts->n_as_of == 1;
+    if (opts && opts->n_as_of > 1)
+        rc = silt_err(SILT_EINVAL, "tail: one --as-of block at most");
+    if (rc == 0 && as_of)
+        rc = block_bytes(opts->as_of[0], upto);
+    if (rc == 0)
+        rc = silt_ds_slices(ds, as_of ? upto : NULL, n ? n + skip : 1, &sl);
     if (rc == 0)
         rc = silt_ds_vocab(ds, a, &vocab);
     silt_engine *e = NULL;
@@ -366,12 +418,20 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
 
 int silt_dataset_schema_get(char **out, silt_dataset *ds, silt_schema_format fmt)
 {
+    return silt_dataset_schema_get_at(out, ds, NULL, fmt);
+}
+
+int silt_dataset_schema_get_at(char **out, silt_dataset *ds, const char *block, silt_schema_format fmt)
+{
     *out = NULL;
+    uint8_t upto[SILT_MH_LEN];
+    if (block && block_bytes(block, upto) < 0)
+        return SILT_EINVAL;
     silt_arena *a = silt_arena_new();
     if (!a)
         return silt_err(SILT_ENOMEM, "schema: out of memory");
     odf_DataSchema *s = NULL;
-    int rc = silt_ds_schema(ds, a, &s);
+    int rc = schema_at(ds, a, block ? upto : NULL, &s);
     if (rc == 0 && !s)
         rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no schema", silt_ds_label(ds));
     silt_buf b = SILT_BUF_INIT;

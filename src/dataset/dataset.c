@@ -144,8 +144,26 @@ void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64])
              h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]);
 }
 
-/* The dataset directory whose id gives `rid` (malloc'd into *dir_out). */
+static int find_by_rid_scan(silt_workspace *ws, const char *rid, char **dir_out);
+
+/* The dataset directory whose id gives `rid` (malloc'd into *dir_out).
+ * A cached directory still existing is the answer: its name is the id
+ * the RID was computed from. */
 static int find_by_rid(silt_workspace *ws, const char *rid, char **dir_out)
+{
+    char *dir = silt_ws_dircache_get(ws, 'r', rid);
+    if (dir && silt_fs_is_dir(dir)) {
+        *dir_out = dir;
+        return 0;
+    }
+    free(dir);
+    int rc = find_by_rid_scan(ws, rid, dir_out);
+    if (rc == 0)
+        silt_ws_dircache_put(ws, 'r', rid, *dir_out);
+    return rc;
+}
+
+static int find_by_rid_scan(silt_workspace *ws, const char *rid, char **dir_out)
 {
     DIR *d = opendir(ws->datasets);
     if (!d)

@@ -57,6 +57,10 @@ void silt_ds_progress_add(silt_dataset *ds, uint64_t blocks, uint64_t bytes);
  * (renames, copies, other workspaces), needs no storage. out: 64 bytes. */
 void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64]);
 
+/* summary.c: is silt_process_caches_enable in force (chain states and
+ * files views kept per head block)? */
+bool silt_process_caches_on(void);
+
 /* ---- workspace.c ---- */
 
 /* Dataset names follow the ODF grammar (DatasetName = Hostname): parts of
@@ -78,6 +82,11 @@ int silt_ws_lock(silt_workspace *ws);
 void silt_ws_unlock(int fd);
 /* Finds the dataset directory (absolute, malloc'd into *dir_out) whose
  * info/alias is `name`. SILT_ENOTFOUND if none. */
+/* Process-wide lookup hints (workspace.c): `kind` 'n' (name) or 'r' (RID)
+ * -> dataset directory. get returns a malloc'd copy or NULL (none, or out
+ * of memory); the caller must validate it before use. put is best effort. */
+char *silt_ws_dircache_get(const silt_workspace *ws, char kind, const char *key);
+void silt_ws_dircache_put(const silt_workspace *ws, char kind, const char *key, const char *dir);
 int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out);
 /* Reads `<dir>/info/alias` into a malloc'd string. */
 int silt_ws_read_alias(const char *dir, char **out);

@@ -19,8 +19,21 @@
  * state of a head that was the ref's value; failing to save it is not an
  * error (it will be rebuilt next time); the in-memory state of a handle is
  * only ever a validated summary, a rebuild from the seed, or either advanced
- * by odf_chain_apply over loaded blocks. */
+ * by odf_chain_apply over loaded blocks.
+ *
+ * State cache: a process-wide table (dataset directory, ref, head) -> a
+ * copy of the state reached there, filled by every sync that loaded,
+ * validated or rebuilt the state for a head. Opening a handle whose ref
+ * still reads that head takes a copy instead of reading and validating
+ * the summary again. It cannot go stale: the state is a function of the
+ * chain, and the head's multihash names the whole chain (blocks are
+ * immutable objects); a commit moves the ref, so the next open misses and
+ * catches up as before. Entries are immutable once published; the table
+ * is shared by threads under a mutex and holds at most STATE_CACHE_N. */
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +275,95 @@ static int catch_up(silt_dataset *ds, const uint8_t target[SILT_MH_LEN])
     return rc;
 }
 
+/* ---- state cache (see the head comment) ------------------------------- */
+
+#define STATE_CACHE_N 64
+
+typedef struct state_cached {
+    char *key; /* "<dir>\n<ref>" (owned), NULL = free slot */
+    odf_chain_state st; /* st.head is the head it describes */
+} state_cached;
+
+static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool g_caches_on; /* silt_process_caches_enable: long-running processes only */
+
+void silt_process_caches_enable(void)
+{
+    atomic_store(&g_caches_on, true);
+}
+
+bool silt_process_caches_on(void)
+{
+    return atomic_load(&g_caches_on);
+}
+static state_cached g_state[STATE_CACHE_N];
+static size_t g_state_next;
+
+static char *state_key(const silt_dataset *ds)
+{
+    size_t n = strlen(ds->dir) + strlen(ds->ref) + 2;
+    char *k = malloc(n);
+    if (k)
+        snprintf(k, n, "%s\n%s", ds->dir, ds->ref);
+    return k;
+}
+
+/* Copies the cached state of ds's ref at `head` into ds->st (empty on
+ * entry). true on a hit; false (ds->st untouched) otherwise. */
+static bool state_cache_get(silt_dataset *ds, const uint8_t head[SILT_MH_LEN])
+{
+    if (!silt_process_caches_on())
+        return false;
+    char *k = state_key(ds);
+    if (!k)
+        return false;
+    bool hit = false;
+    odf_chain_state copy;
+    pthread_mutex_lock(&g_state_lock);
+    for (size_t i = 0; i < STATE_CACHE_N; i++) {
+        state_cached *c = &g_state[i];
+        if (c->key && strcmp(c->key, k) == 0 && memcmp(c->st.head, head, SILT_MH_LEN) == 0) {
+            hit = odf_chain_state_copy(&copy, &c->st) == 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_state_lock);
+    free(k);
+    if (hit) {
+        odf_chain_state_free(&ds->st);
+        ds->st = copy;
+    }
+    return hit;
+}
+
+/* Publishes a copy of ds->st (best effort). */
+static void state_cache_put(const silt_dataset *ds)
+{
+    if (ds->st.empty || !silt_process_caches_on())
+        return;
+    char *k = state_key(ds);
+    odf_chain_state copy;
+    if (!k || odf_chain_state_copy(&copy, &ds->st) < 0) {
+        free(k);
+        return;
+    }
+    pthread_mutex_lock(&g_state_lock);
+    size_t slot = g_state_next;
+    for (size_t i = 0; i < STATE_CACHE_N; i++)
+        if (g_state[i].key && strcmp(g_state[i].key, k) == 0)
+            slot = i;
+    if (slot == g_state_next)
+        g_state_next = (g_state_next + 1) % STATE_CACHE_N;
+    state_cached old = g_state[slot];
+    g_state[slot].key = k;
+    g_state[slot].st = copy;
+    pthread_mutex_unlock(&g_state_lock);
+    if (old.key) {
+        free(old.key);
+        odf_chain_state_free(&old.st);
+    }
+}
+
 int silt_ds_sync(silt_dataset *ds)
 {
     uint8_t head[SILT_MH_LEN];
@@ -274,10 +376,15 @@ int silt_ds_sync(silt_dataset *ds)
         silt_ds_refresh_info(ds);
         return 0;
     }
+    if (ds->st.empty && state_cache_get(ds, head)) {
+        silt_ds_refresh_info(ds);
+        return 0;
+    }
     if (ds->st.empty && summary_load(ds) < 0)
         silt_err_clear(); /* any failure: rebuild; the summary is only a cache */
     if (!ds->st.empty && memcmp(ds->st.head, head, SILT_MH_LEN) == 0) {
         silt_ds_refresh_info(ds);
+        state_cache_put(ds);
         return 0;
     }
     rc = catch_up(ds, head);
@@ -287,6 +394,7 @@ int silt_ds_sync(silt_dataset *ds)
         return rc2 < 0 ? rc2 : silt_err_context(rc, "dataset '%s'", ds->name);
     }
     silt_ds_refresh_info(ds);
+    state_cache_put(ds);
     if (silt_ds_summary_save(ds) < 0)
         silt_err_clear(); /* not fatal: the summary is a cache */
     return 0;

@@ -13,11 +13,28 @@
  * pid and start time of the process that created it). Creating one first
  * removes the leftovers of processes that are gone (tmp/, tmp/spill/,
  * trash/), so a killed command's files do not outlive the next command;
- * a live process' directory is never touched. */
+ * a live process' directory is never touched.
+ *
+ * Open cache: resolving an explicit directory (realpath, is-dir checks,
+ * creating datasets/) is done once per process and directory string; a
+ * later open of the same string reuses the result when `dir` still names
+ * the same directory (stat: device and inode) and the cached `.silt` and
+ * `.silt/datasets` still are those directories. Anything else (moved,
+ * removed, replaced by a symlink to elsewhere) resolves afresh. Relative
+ * paths are never cached (they depend on the working directory).
+ *
+ * Lookup cache: name -> dataset directory and RID -> dataset directory
+ * (silt_ws_dircache_*), process-wide, shared by threads under a mutex. An
+ * entry is only a hint: the caller validates it on every use (a name's
+ * directory must still hold that name in info/alias — names are unique —
+ * and a RID's directory must still exist, its name being the id the RID
+ * is derived from) and falls back to the scan, so a rename, delete or
+ * re-creation by another process is seen by the next lookup. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,16 +162,105 @@ static int discover_root(char **out)
                     "or use --workspace / SILT_WORKSPACE)");
 }
 
+/* ---- the open cache (see the head comment) ------------------------------- */
+
+#define WS_CACHE_N 8
+
+typedef struct ws_cached {
+    char *dir;  /* the directory string given to open (absolute; owned) */
+    char *root; /* its `.silt` (owned) */
+    dev_t dir_dev, root_dev, ds_dev;
+    ino_t dir_ino, root_ino, ds_ino;
+} ws_cached;
+
+static pthread_mutex_t g_ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static ws_cached g_ws[WS_CACHE_N];
+static size_t g_ws_next;
+
+static bool stat_dir(const char *p, dev_t *dev, ino_t *ino)
+{
+    struct stat st;
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return true;
+}
+
+/* The cached `.silt` of `dir` (malloc'd) if every check still holds, else NULL. */
+static char *ws_cache_get(const char *dir)
+{
+    char *root = NULL;
+    pthread_mutex_lock(&g_ws_lock);
+    for (size_t i = 0; i < WS_CACHE_N && !root; i++) {
+        ws_cached *c = &g_ws[i];
+        if (!c->dir || strcmp(c->dir, dir) != 0)
+            continue;
+        dev_t d;
+        ino_t n;
+        bool ok = stat_dir(dir, &d, &n) && d == c->dir_dev && n == c->dir_ino && stat_dir(c->root, &d, &n) &&
+                  d == c->root_dev && n == c->root_ino;
+        if (ok) {
+            char *ds = silt_path_join(c->root, "datasets", NULL);
+            ok = ds && stat_dir(ds, &d, &n) && d == c->ds_dev && n == c->ds_ino;
+            free(ds);
+        }
+        if (ok)
+            root = strdup(c->root); /* NULL on ENOMEM: resolved afresh */
+    }
+    pthread_mutex_unlock(&g_ws_lock);
+    return root;
+}
+
+/* Remembers dir -> root (best effort: nothing is cached on any failure). */
+static void ws_cache_put(const char *dir, const char *root, const char *datasets)
+{
+    ws_cached c = {0};
+    if (dir[0] != '/' || !stat_dir(dir, &c.dir_dev, &c.dir_ino) || !stat_dir(root, &c.root_dev, &c.root_ino) ||
+        !stat_dir(datasets, &c.ds_dev, &c.ds_ino))
+        return;
+    c.dir = strdup(dir);
+    c.root = strdup(root);
+    if (!c.dir || !c.root) {
+        free(c.dir);
+        free(c.root);
+        return;
+    }
+    pthread_mutex_lock(&g_ws_lock);
+    size_t slot = g_ws_next;
+    for (size_t i = 0; i < WS_CACHE_N; i++)
+        if (g_ws[i].dir && strcmp(g_ws[i].dir, dir) == 0)
+            slot = i;
+    if (slot == g_ws_next)
+        g_ws_next = (g_ws_next + 1) % WS_CACHE_N;
+    free(g_ws[slot].dir);
+    free(g_ws[slot].root);
+    g_ws[slot] = c;
+    pthread_mutex_unlock(&g_ws_lock);
+}
+
+/* Resolves an explicit directory through the cache. *cached tells whether
+ * the answer came from it (then datasets/ exists and needs no mkdirs). */
+static int resolve_cached(const char *dir, char **root, bool *cached)
+{
+    *cached = false;
+    if (dir[0] == '/' && (*root = ws_cache_get(dir)) != NULL) {
+        *cached = true;
+        return 0;
+    }
+    return resolve_root(dir, root);
+}
+
 int silt_workspace_open(silt_workspace **out, const char *dir)
 {
     *out = NULL;
     char *root = NULL;
     int rc;
+    bool cached = false;
     const char *env = getenv("SILT_WORKSPACE");
-    if (dir && *dir)
-        rc = resolve_root(dir, &root);
-    else if (env && *env)
-        rc = resolve_root(env, &root);
+    const char *given = dir && *dir ? dir : env && *env ? env : NULL;
+    if (given)
+        rc = resolve_cached(given, &root, &cached);
     else
         rc = discover_root(&root);
     if (rc < 0)
@@ -169,11 +275,13 @@ int silt_workspace_open(silt_workspace **out, const char *dir)
     }
     ws->root = root;
     ws->datasets = ds;
-    rc = silt_fs_mkdirs(ds);
+    rc = cached ? 0 : silt_fs_mkdirs(ds);
     if (rc < 0) {
         silt_workspace_free(ws);
         return rc;
     }
+    if (given && !cached)
+        ws_cache_put(given, root, ds);
     *out = ws;
     return 0;
 }
@@ -222,7 +330,92 @@ int silt_ws_read_alias(const char *dir, char **out)
     return *out ? 0 : silt_err(SILT_ENOMEM, "workspace: out of memory");
 }
 
+/* ---- lookup cache (see the head comment) ---------------------------------- */
+
+#define DIR_CACHE_N 256
+
+typedef struct dir_cached {
+    char *key; /* "<kind>\n<datasets dir>\n<name or RID>" (owned) */
+    char *dir; /* the dataset directory (owned) */
+} dir_cached;
+
+static pthread_mutex_t g_dir_lock = PTHREAD_MUTEX_INITIALIZER;
+static dir_cached g_dir[DIR_CACHE_N];
+static size_t g_dir_next;
+
+static char *dir_key(const silt_workspace *ws, char kind, const char *key)
+{
+    size_t n = strlen(ws->datasets) + strlen(key) + 5;
+    char *k = malloc(n);
+    if (k)
+        snprintf(k, n, "%c\n%s\n%s", kind, ws->datasets, key);
+    return k;
+}
+
+char *silt_ws_dircache_get(const silt_workspace *ws, char kind, const char *key)
+{
+    char *k = dir_key(ws, kind, key), *dir = NULL;
+    if (!k)
+        return NULL;
+    pthread_mutex_lock(&g_dir_lock);
+    for (size_t i = 0; i < DIR_CACHE_N && !dir; i++)
+        if (g_dir[i].key && strcmp(g_dir[i].key, k) == 0)
+            dir = strdup(g_dir[i].dir);
+    pthread_mutex_unlock(&g_dir_lock);
+    free(k);
+    return dir;
+}
+
+void silt_ws_dircache_put(const silt_workspace *ws, char kind, const char *key, const char *dir)
+{
+    char *k = dir_key(ws, kind, key), *d = strdup(dir);
+    if (!k || !d) {
+        free(k);
+        free(d);
+        return;
+    }
+    pthread_mutex_lock(&g_dir_lock);
+    size_t slot = g_dir_next;
+    for (size_t i = 0; i < DIR_CACHE_N; i++)
+        if (g_dir[i].key && strcmp(g_dir[i].key, k) == 0)
+            slot = i;
+    if (slot == g_dir_next)
+        g_dir_next = (g_dir_next + 1) % DIR_CACHE_N;
+    free(g_dir[slot].key);
+    free(g_dir[slot].dir);
+    g_dir[slot] = (dir_cached){k, d};
+    pthread_mutex_unlock(&g_dir_lock);
+}
+
+/* The cached directory of `name` if it still holds that name, else NULL. */
+static char *name_cache_get(silt_workspace *ws, const char *name)
+{
+    char *dir = silt_ws_dircache_get(ws, 'n', name), *alias = NULL;
+    if (!dir)
+        return NULL;
+    bool ok = silt_ws_read_alias(dir, &alias) == 0 && strcmp(alias, name) == 0;
+    free(alias);
+    if (ok)
+        return dir;
+    silt_err_clear();
+    free(dir);
+    return NULL;
+}
+
+static int find_by_name_scan(silt_workspace *ws, const char *name, char **dir_out);
+
 int silt_ws_find_by_name(silt_workspace *ws, const char *name, char **dir_out)
+{
+    *dir_out = name_cache_get(ws, name);
+    if (*dir_out)
+        return 0;
+    int rc = find_by_name_scan(ws, name, dir_out);
+    if (rc == 0)
+        silt_ws_dircache_put(ws, 'n', name, *dir_out);
+    return rc;
+}
+
+static int find_by_name_scan(silt_workspace *ws, const char *name, char **dir_out)
 {
     *dir_out = NULL;
     DIR *d = opendir(ws->datasets);

@@ -754,6 +754,84 @@ int silt_view_get(silt_view **out, silt_dataset *ds, const silt_view_spec *spec)
     return rc;
 }
 
+/* ---- --as-of references ---------------------------------------------------------- */
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+int silt_as_of_resolve(silt_dataset *ds, const char *ref, char *block_out, char *rid_out)
+{
+    block_out[0] = '\0';
+    if (rid_out)
+        rid_out[0] = '\0';
+    if (!ref || !*ref)
+        return silt_err(SILT_EINVAL, "--as-of needs a block hash (or a unique prefix), a sequence number, an "
+                                     "RFC 3339 time or a transaction rid");
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    tlist l = {0};
+    int rc = walk(ds, a, NULL, false, &l);
+    long found = -1;
+    silt_time t;
+    bool by_time = !rc && !all_digits(ref) && strchr(ref, 'T') && silt_time_parse(ref, &t) == 0;
+    size_t rlen = strlen(ref);
+    for (size_t i = 0; !rc && i < l.n; i++) { /* newest first */
+        char text[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_to_text(l.v[i].hash, SILT_MH_LEN, text);
+        uint64_t seq = l.n - 1 - i;
+        bool match;
+        if (strncmp(ref, "ri.", 3) == 0)
+            match = l.v[i].rid && strcmp(l.v[i].rid, ref) == 0;
+        else if (all_digits(ref) && rlen < 20)
+            match = seq == strtoull(ref, NULL, 10);
+        else if (by_time)
+            match = l.v[i].sys_ms <= silt_time_to_ms(t);
+        else
+            match = rlen >= 8 && strncmp(text, ref, rlen) == 0;
+        if (!match)
+            continue;
+        if (found >= 0 && !by_time && strncmp(ref, "ri.", 3) != 0) {
+            rc = silt_err(SILT_EINVAL, "--as-of '%s' is ambiguous in %s: it is a prefix of several blocks (give more "
+                                       "characters)",
+                          ref, silt_ds_label(ds));
+            break;
+        }
+        if (found < 0)
+            found = (long)i;
+        if (by_time || strncmp(ref, "ri.", 3) == 0 || all_digits(ref))
+            break;
+    }
+    if (!rc && found < 0) {
+        if (strncmp(ref, "ri.", 3) == 0)
+            rc = not_committed(ds, ref);
+        else if (!by_time && !all_digits(ref) && rlen < 8)
+            rc = silt_err(SILT_EINVAL, "--as-of '%s': a block hash prefix needs at least 8 characters", ref);
+        else
+            rc = silt_err(SILT_ENOTFOUND, "--as-of '%s': no block of %s matches%s", ref, silt_ds_label(ds),
+                          by_time ? " (the dataset is newer than that time)" : "");
+    }
+    if (!rc) {
+        silt_multihash_to_text(l.v[found].hash, SILT_MH_LEN, block_out);
+        for (size_t i = (size_t)found; rid_out && i < l.n; i++) {
+            if (l.v[i].is_add && l.v[i].rid) {
+                snprintf(rid_out, 64, "%s", l.v[i].rid);
+                break;
+            }
+        }
+    }
+    free(l.v);
+    silt_arena_free(a);
+    return rc;
+}
+
 /* ---- the view cache of silt_files_view -----------------------------------------
  *
  * A view is a function of the chain up to the branch head and the request
@@ -839,7 +917,7 @@ int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const cha
     int rc = silt_files_require(ds); /* also brings ds->head up to date */
     if (rc)
         return rc;
-    char *key = view_key(ds, at, range_start, range_end);
+    char *key = silt_process_caches_on() ? view_key(ds, at, range_start, range_end) : NULL;
     if (key && (*out = view_cache_get(key)) != NULL) {
         free(key);
         return 0;

@@ -23,7 +23,7 @@ done
 # the options of a command are in its help
 ok sql --help
 assert_contains "$OUT" "--unsafe-file-access"
-assert_contains "$OUT" "--as-of NAME=BLOCK"
+assert_contains "$OUT" "--as-of NAME=REF"
 ok tail --help
 assert_contains "$OUT" "-n N"
 # --help wins wherever it is before "--", even with other arguments

@@ -150,6 +150,40 @@ expect_http 200 GET "/api/v2/datasets/up/files?branchName=b2"
 assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt","side2.txt"]' "branch view"
 expect_http 200 GET /api/v2/datasets/up/files
 assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt"]' "master view unchanged"
+# the per-process caches (workspace, name/RID -> directory, chain state per
+# head) never hide a change the CLI makes while the server runs
+expect_http 200 GET /api/v2/datasets/up
+RID=$(jget "d['rid']" <<<"$HTTP_BODY")
+expect_http 200 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['name']" <<<"$HTTP_BODY")" up "name by RID"
+printf 'z' >side3.txt
+ok upload up side3.txt
+expect_http 200 GET "/api/v2/datasets/$RID/files"
+assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt","side3.txt"]' "CLI commit seen by RID"
+ok rename up up-renamed
+expect_http 200 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['name']" <<<"$HTTP_BODY")" up-renamed "rename seen by RID"
+expect_http 404 GET /api/v2/datasets/up
+assert_eq "$(jget "d['errorName']" <<<"$HTTP_BODY")" DatasetNotFound "old name after a rename"
+expect_http 200 GET /api/v2/datasets/up-renamed
+assert_eq "$(jget "d['rid']" <<<"$HTTP_BODY")" "$RID" "new name after a rename"
+expect_http 200 GET "/api/v2/datasets/up-renamed/files?branchName=b2"
+assert_eq "$(jget "[f['path'] for f in d['data']]" <<<"$HTTP_BODY")" '["side.txt","side2.txt"]' "branch after a rename"
+ok new up --files
+expect_http 200 GET /api/v2/datasets/up
+NEW_RID=$(jget "d['rid']" <<<"$HTTP_BODY")
+[ "$NEW_RID" != "$RID" ] || fail "the re-created name answers with the old RID"
+pass
+expect_http 200 GET /api/v2/datasets/up/files
+assert_eq "$HTTP_BODY" '{"data":[]}' "the re-created dataset is empty"
+ok delete up-renamed
+expect_http 404 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['errorName']" <<<"$HTTP_BODY")" DatasetNotFound "RID after a delete"
+expect_http 404 GET "/api/v2/datasets/$RID/files/side.txt/content"
+expect_http 404 GET /api/v2/datasets/up-renamed
+ok delete up
+expect_http 404 GET /api/v2/datasets/up
+expect_http 404 GET "/api/v2/datasets/$NEW_RID"
 serve_stop
 # a client that sends nothing is disconnected after --connection-timeout
 serve_start --connection-timeout 1

@@ -94,7 +94,9 @@ for r in $(seq "$ROUNDS"); do
     C2=$!
     client_ingest "$r" &
     C3=$!
-    sleep "$(python3 -c "import random; print(random.uniform(0.05, 1.0))")"
+    # mostly short windows; every tenth round is long enough for an explicit
+    # transaction (create, two uploads, commit: about a second under load)
+    if [ $((r % 10)) = 0 ]; then sleep 3; else sleep "$(python3 -c "import random; print(random.uniform(0.05, 1.0))")"; fi
     kill -KILL "$SERVE_PID"
     wait "$SERVE_PID" 2>/dev/null || true
     wait "$C1" "$C2" "$C3" 2>/dev/null || true
