@@ -224,6 +224,21 @@ int fy_page_token(json_t *resp, const char *last)
     return rc;
 }
 
+int fy_paged_list(srv_req *r, srv_resp *out, size_t def, size_t max, fy_list_fn list)
+{
+    size_t size;
+    char *after = NULL;
+    if (fy_page_args(r, out, def, max, &size, &after))
+        return 0;
+    fy_ds d;
+    if (!fy_open(r, out, r->params[0], &d)) {
+        list(r, out, &d, size, after);
+        fy_close(&d);
+    }
+    free(after);
+    return 0;
+}
+
 int fy_page_args(srv_req *r, srv_resp *out, size_t def, size_t max, size_t *size, char **after)
 {
     *after = NULL;

@@ -199,17 +199,7 @@ static int list(srv_req *r, srv_resp *out, fy_ds *d, size_t size, const char *af
 
 int fy_branch_list(srv_req *r, srv_resp *out)
 {
-    size_t size;
-    char *after = NULL;
-    if (fy_page_args(r, out, BRANCH_PAGE_DEFAULT, BRANCH_PAGE_MAX, &size, &after))
-        return 0;
-    fy_ds d;
-    if (!fy_open(r, out, r->params[0], &d)) {
-        list(r, out, &d, size, after);
-        fy_close(&d);
-    }
-    free(after);
-    return 0;
+    return fy_paged_list(r, out, BRANCH_PAGE_DEFAULT, BRANCH_PAGE_MAX, list);
 }
 
 int fy_branch_delete(srv_req *r, srv_resp *out)

@@ -50,6 +50,10 @@ json_t *fy_file_json(const silt_file_entry *e);
  * pageToken ("v1." + base64url of the last key of the previous page, else
  * InvalidPageToken): *after (malloc'd) is that key or NULL. */
 int fy_page_args(srv_req *r, srv_resp *out, size_t def, size_t max, size_t *size, char **after);
+/* A paged listing of the route's dataset: parses pageSize/pageToken (def,
+ * max), opens the dataset and calls list(r, out, d, size, after). */
+typedef int (*fy_list_fn)(srv_req *r, srv_resp *out, struct fy_ds *d, size_t size, const char *after);
+int fy_paged_list(srv_req *r, srv_resp *out, size_t def, size_t max, fy_list_fn list);
 /* Adds "nextPageToken" for key `last` to a list response. */
 int fy_page_token(json_t *resp, const char *last);
 

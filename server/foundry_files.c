@@ -173,17 +173,7 @@ static int list(srv_req *r, srv_resp *out, fy_ds *d, size_t size, const char *af
 
 int fy_file_list(srv_req *r, srv_resp *out)
 {
-    size_t size;
-    char *after = NULL;
-    if (fy_page_args(r, out, FILE_PAGE_DEFAULT, FILE_PAGE_MAX, &size, &after))
-        return 0;
-    fy_ds d;
-    if (!fy_open(r, out, r->params[0], &d)) {
-        list(r, out, &d, size, after);
-        fy_close(&d);
-    }
-    free(after);
-    return 0;
+    return fy_paged_list(r, out, FILE_PAGE_DEFAULT, FILE_PAGE_MAX, list);
 }
 
 /* ---- writes --------------------------------------------------------------------- */
