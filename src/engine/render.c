@@ -13,6 +13,7 @@
  */
 #include "engine/render.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,15 +214,21 @@ bool silt_render_is_null(duckdb_vector v, idx_t row)
 
 typedef unsigned __int128 u128;
 
-/* Decimal digits of x into the end of buf[64]; returns the first digit. */
+/* Decimal digits of x into the end of buf[64]; returns the first digit.
+ * 64-bit division once the value fits (128-bit division is a library call). */
 static char *u128_digits(u128 x, char *buf)
 {
     char *p = buf + 63;
     *p = '\0';
-    do {
+    while (x > UINT64_MAX) {
         *--p = (char)('0' + (int)(x % 10));
         x /= 10;
-    } while (x);
+    }
+    uint64_t y = (uint64_t)x;
+    do {
+        *--p = (char)('0' + (int)(y % 10));
+        y /= 10;
+    } while (y);
     return p;
 }
 
@@ -282,7 +289,12 @@ static int put_float(silt_buf *b, double d, bool single, bool json)
     if (isinf(d))
         return silt_buf_puts(b, json ? "null" : d < 0 ? "-inf" : "inf");
     char s[40];
-    for (int p = 1; p <= 17; p++) {
+    /* The shortest precision that reads back. Any decimal of at most DBL_DIG
+     * (FLT_DIG) digits that reads back as d is what "%.15g" ("%.6g") prints
+     * with its trailing zeros dropped, so start there instead of at 1 —
+     * except for subnormals, which carry fewer digits. */
+    bool sub = d != 0 && fabs(d) < (single ? FLT_MIN : DBL_MIN);
+    for (int p = sub ? 1 : single ? 6 : 15; p <= 17; p++) {
         snprintf(s, sizeof s, "%.*g", p, d);
         double back = strtod(s, NULL);
         if (single ? (float)back == (float)d : back == d)

@@ -214,6 +214,17 @@ int silt_time_parse(const char *text, silt_time *out)
 
 /* ---- formatting ---- */
 
+/* `v` as exactly `width` decimal digits (zero-padded; v < 10^width) at `p`;
+ * returns the end. No printf: this runs once per rendered timestamp. */
+static char *put_digits(char *p, uint64_t v, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        p[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + width;
+}
+
 void silt_time_format(silt_time t, char *out)
 {
     t = normalize(t);
@@ -224,25 +235,37 @@ void silt_time_format(silt_time t, char *out)
     while (mon < 12 && cum_days[leap][mon] <= yday)
         mon++;
     int day = (int)(yday - cum_days[leap][mon - 1]) + 1;
-    char ybuf[24];
-    if (year >= 0 && year <= 9999)
-        snprintf(ybuf, sizeof ybuf, "%04lld", (long long)year);
-    else
-        snprintf(ybuf, sizeof ybuf, "%+05lld", (long long)year);
-    char frac[12] = "";
-    if (t.nsec != 0) {
-        if (t.nsec % 1000000 == 0)
-            snprintf(frac, sizeof frac, ".%03u", (unsigned)(t.nsec / 1000000));
-        else if (t.nsec % 1000 == 0)
-            snprintf(frac, sizeof frac, ".%06u", (unsigned)(t.nsec / 1000));
-        else
-            snprintf(frac, sizeof frac, ".%09u", (unsigned)t.nsec);
-    }
-    /* longest: "+292277026596-12-04T15:30:07.999999999Z" = 39 chars */
     char tmp[128];
-    snprintf(tmp, sizeof tmp, "%s-%02d-%02dT%02d:%02d:%02d%sZ", ybuf, mon, day, (int)(sod / 3600),
-             (int)(sod / 60 % 60), (int)(sod % 60), frac);
-    size_t n = strlen(tmp);
+    size_t n;
+    if (year >= 0 && year <= 9999) {
+        put_digits(tmp, (uint64_t)year, 4);
+        n = 4;
+    } else {
+        n = (size_t)snprintf(tmp, sizeof tmp, "%+05lld", (long long)year);
+    }
+    char *p = tmp + n;
+    *p++ = '-';
+    p = put_digits(p, (uint64_t)mon, 2);
+    *p++ = '-';
+    p = put_digits(p, (uint64_t)day, 2);
+    *p++ = 'T';
+    p = put_digits(p, (uint64_t)(sod / 3600), 2);
+    *p++ = ':';
+    p = put_digits(p, (uint64_t)(sod / 60 % 60), 2);
+    *p++ = ':';
+    p = put_digits(p, (uint64_t)(sod % 60), 2);
+    if (t.nsec != 0) { /* the shortest exact fraction of 3, 6 or 9 digits */
+        *p++ = '.';
+        if (t.nsec % 1000000 == 0)
+            p = put_digits(p, t.nsec / 1000000, 3);
+        else if (t.nsec % 1000 == 0)
+            p = put_digits(p, t.nsec / 1000, 6);
+        else
+            p = put_digits(p, t.nsec, 9);
+    }
+    *p++ = 'Z';
+    /* longest: "+292277026596-12-04T15:30:07.999999999Z" = 39 chars */
+    n = (size_t)(p - tmp);
     if (n > 39)
         n = 39; /* cannot happen for a normalised time; keeps the 40-byte contract */
     memcpy(out, tmp, n);

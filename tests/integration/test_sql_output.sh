@@ -47,6 +47,17 @@ expect_out 'QN ndjson' sql "$QN" --format ndjson <<'EOF'
 {"i1":-128,"i2":32767,"i4":-2147483648,"i8":9223372036854775807,"u1":255,"u8":18446744073709551615,"h":-170141183460469231731687303715884105728,"uh":340282366920938463463374607431768211455,"d":12.300,"dn":-0.05,"dw":12345678901234567890.123456789,"f8":2850.0,"f4":0.1,"fe":1e+20,"nan":null,"ninf":null,"big":-123456789012345678901234567890}
 EOF
 
+# the shortest round trip at the edges the renderer's fast path must get
+# right: subnormals (fewer digits than DBL_DIG), integers written without an
+# exponent up to 1e16, 17 significant digits, single precision
+QF="SELECT 5e-324::DOUBLE AS sub, 1e16::DOUBLE AS e16, 1.5e15::DOUBLE AS e15,
+ 123456789012345678::DOUBLE AS e17, 1/3 AS third, -2.5e-7::DOUBLE AS neg, 1e-45::FLOAT AS fsub,
+ 3.4028235e38::FLOAT AS fmax, 16777217::FLOAT AS f24, 1234567.0::FLOAT AS f7, 0.3::FLOAT AS f3"
+expect_out 'QF csv' sql "$QF" --format csv <<'EOF'
+sub,e16,e15,e17,third,neg,fsub,fmax,f24,f7,f3
+5e-324,10000000000000000.0,1500000000000000.0,1.2345678901234568e+17,0.3333333333333333,-2.5e-07,1e-45,3.4028235e+38,16777216.0,1234567.0,0.3
+EOF
+
 # dates, times (shortest exact fraction), offsets, RFC 3339 timestamps of every
 # precision, infinities, ISO 8601 intervals (signed parts)
 QT="SELECT DATE '2020-02-29' AS d, 'infinity'::DATE AS dinf, TIME '12:34:56.789' AS t,
