@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
+#include "dataset/data_views.h"
 #include "engine/engine.h"
 #include "engine/schema.h"
 #include "engine/writer.h"
@@ -150,16 +151,13 @@ static const char *const SCHEMA_SQL =
     "system_time TIMESTAMP_MS, event_time TIMESTAMP_MS, path VARCHAR, content_hash VARCHAR, "
     "size BIGINT, content_type VARCHAR, transaction_rid VARCHAR, transaction_type VARCHAR)";
 
-static int open_engine(silt_dataset *ds, silt_engine **e)
+/* An engine spilling into a private scratch directory of the workspace
+ * (*tmp, malloc'd; never the shared tmp/spill, whose files another
+ * process's engine may delete when it closes); close it with
+ * silt_ws_engine_close. */
+static int open_engine(silt_dataset *ds, silt_engine **e, char **tmp)
 {
-    char *spill = silt_path_join(ds->ws->root, "tmp", "spill", NULL);
-    int rc = spill ? silt_fs_mkdirs(spill) : silt_err(SILT_ENOMEM, "out of memory");
-    if (!rc) {
-        silt_engine_opts eo = {.spill_dir = spill};
-        rc = silt_engine_open(e, &eo);
-    }
-    free(spill);
-    return rc;
+    return silt_ws_engine_open(ds->ws, e, tmp);
 }
 
 /* The non-nullable columns of the file entries (schema and slices). */
@@ -200,9 +198,10 @@ int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name)
     if (rc)
         return rc;
     silt_engine *e = NULL;
+    char *etmp = NULL;
     silt_arena *a = silt_arena_new();
     odf_DataSchema *schema = NULL;
-    rc = a ? open_engine(ds, &e) : SILT_ENOMEM;
+    rc = a ? open_engine(ds, &e, &etmp) : SILT_ENOMEM;
     if (!rc)
         rc = files_schema(e, a, &schema);
     if (!rc) {
@@ -210,7 +209,7 @@ int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name)
         odf_union ev = {ODF_MetadataEvent_SetDataSchema, &sds};
         rc = silt_ds_append_event(ds, &ev, NULL);
     }
-    silt_engine_free(e);
+    rc = silt_ws_engine_close(e, etmp, rc);
     silt_arena_free(a);
     if (rc) {
         char msg[512];
@@ -744,14 +743,14 @@ int silt_view_get(silt_view **out, silt_dataset *ds, const silt_view_spec *spec)
     *out = NULL;
     int rc = silt_files_require(ds);
     silt_engine *e = NULL;
+    char *etmp = NULL;
     if (!rc)
-        rc = open_engine(ds, &e);
+        rc = open_engine(ds, &e, &etmp);
     if (!rc)
         rc = build_view(ds, e, spec);
     if (!rc)
         rc = view_from_table(e, "__silt_view", out);
-    silt_engine_free(e);
-    return rc;
+    return silt_ws_engine_close(e, etmp, rc);
 }
 
 /* ---- --as-of references ---------------------------------------------------------- */
@@ -1216,10 +1215,11 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
     if (rc)
         return rc;
     silt_engine *e = NULL;
+    char *etmp = NULL;
     silt_arena *a = silt_arena_new();
     char *slice_tmp = NULL, *cp_tmp = NULL, *txt = NULL;
     silt_buf sql = SILT_BUF_INIT;
-    rc = a ? open_engine(ds, &e) : SILT_ENOMEM;
+    rc = a ? open_engine(ds, &e, &etmp) : SILT_ENOMEM;
     view_stats vs = {0};
     if (!rc)
         rc = build_view_at(ds, e, NULL, "__silt_cur", &vs);
@@ -1404,7 +1404,7 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
     free(qrid);
     free(txt);
     silt_buf_free(&sql);
-    silt_engine_free(e);
+    rc = silt_ws_engine_close(e, etmp, rc);
     silt_arena_free(a);
     return rc;
 }

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dataset/data_views.h"
 #include "dataset/info.h"
 #include "files/files.h"
 #include "ops/retention.h"
@@ -79,18 +80,6 @@ static int set_true(json_t *o, const char *key)
 }
 
 static void mh_text(const uint8_t *mh, char *out) { silt_multihash_to_text(mh, SILT_MH_LEN, out); }
-
-static int open_engine(silt_dataset *ds, silt_engine **e)
-{
-    char *spill = silt_path_join(ds->ws->root, "tmp", "spill", NULL);
-    int rc = spill ? silt_fs_mkdirs(spill) : oom();
-    if (!rc) {
-        silt_engine_opts eo = {.spill_dir = spill};
-        rc = silt_engine_open(e, &eo);
-    }
-    free(spill);
-    return rc;
-}
 
 /* rid of an AddData's transaction attribute into rid (64 bytes) or "". */
 static void txn_rid(const odf_AddData *ad, char *rid)
@@ -241,6 +230,7 @@ static int scan_rows(silt_gc_scan *s, const json_t *slices)
     if (json_object_size(slices) == 0)
         return 0;
     silt_engine *e = NULL;
+    char *etmp = NULL;
     silt_buf sql = SILT_BUF_INIT;
     int rc = silt_buf_puts(&sql, "SELECT transaction_rid, content_hash, path, size FROM read_parquet(");
     if (!rc)
@@ -248,13 +238,13 @@ static int scan_rows(silt_gc_scan *s, const json_t *slices)
     if (rc > 0)
         rc = silt_buf_puts(&sql, ") WHERE op IN (0, 3) ORDER BY \"offset\"");
     if (!rc)
-        rc = open_engine(s->ds, &e);
+        rc = silt_ws_engine_open(s->ds->ws, &e, &etmp);
     row_ctx rx = {s};
     if (!rc)
         rc = silt_engine_query_rows(e, sql.data, on_row, &rx);
     if (rc < 0 && rc != SILT_ENOMEM)
         rc = silt_err_context(rc, "gc of %s: reading the file rows", s->ds->name);
-    silt_engine_free(e);
+    rc = silt_ws_engine_close(e, etmp, rc);
     silt_buf_free(&sql);
     return rc;
 }

@@ -210,4 +210,16 @@ assert_eq "$(comm -12 <(printf '%s\n' "$A") <(printf '%s\n' "$B"))" "" "two proc
 ok verify big
 no_tmp_leftovers "end"
 
+# ---- files datasets: their engines spill into private scratch directories too --------------
+# (a shared .silt/tmp/spill is unsafe: a closing DuckDB may delete another
+# process's duckdb_temp_* files there)
+rm -rf .silt/tmp/spill  # the earlier parts left a file there on purpose
+ok new fd --files
+printf 'hi\n' >"$T_DIR/a.txt"
+ok upload fd "$T_DIR/a.txt" --as a.txt
+ok files fd
+ok gc fd
+assert_eq "$(find .silt/tmp -mindepth 1 -printf '%P\n' | sort)" "" \
+    "upload, files and gc of a files dataset leave nothing in .silt/tmp, no shared spill directory"
+
 done_tests
