@@ -243,6 +243,21 @@ pass
 refused 404 "[\"NOT_FOUND\",\"DatasetNotFound\",{\"datasetRid\":\"$OTHER_RID\"},\"dataset $OTHER_RID not found\"]" \
     DELETE "$A/$OTHER_RID"
 TOKEN=$EXONLY expect_http 204 DELETE "$A/extra"
+# a root (ODF) dataset is deleted the same way
+add_ds rooted <<'Y'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: Csv
+        header: true
+        ddlSchema: ["a BIGINT"]
+      merge:
+        kind: Append
+Y
+printf 'a\n1\n' >one.csv
+ok ingest rooted one.csv
+assert_eq "$(names)" '["ex","rooted"]' "a root dataset next to ex"
+expect_http 204 DELETE "$A/rooted"
 expect_http 204 DELETE "$A/$EX_DID"
 assert_eq "$(names)" '[]' "every dataset deleted (by name, did)"
 # nothing of them is left in the workspace's trash
