@@ -262,5 +262,8 @@ expect_http 204 DELETE "$A/$EX_DID"
 assert_eq "$(names)" '[]' "every dataset deleted (by name, did)"
 # nothing of them is left in the workspace's trash
 assert_eq "$(ls -A .silt/trash 2>/dev/null)" "" "trash is empty"
+# a gc of an empty workspace: only the workspace entry
+expect_http 200 POST /admin/v1/gc "${J[@]}" -d '{"datasets": [], "dryRun": true}'
+assert_eq "$(body)" '{"data":[{"actions":[],"dryRun":true,"leftoversDeleted":0,"name":null}]}' "gc of no dataset"
 serve_stop
 done_tests
