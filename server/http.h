@@ -5,7 +5,7 @@
  * as a memory buffer or a file) and fill an srv_resp (status, content type,
  * and a buffer, a file descriptor or a pull stream).
  *
- * Error envelopes: routes under /api/ answer errors as Foundry's Conjure
+ * Error envelopes: routes under /api/ and /admin/ answer errors as Foundry's Conjure
  * envelope {errorCode, errorName, errorInstanceId, parameters, message};
  * routes under /odf/ and the rest as {"message": …} (kamu's shape). Both
  * are application/json, and every response carries the CORS headers.
@@ -201,6 +201,7 @@ typedef struct srv_route_table {
 extern const srv_route_table SRV_BASIC_ROUTES;
 extern const srv_route_table SRV_FOUNDRY_ROUTES;
 extern const srv_route_table SRV_ODF_ROUTES;
+extern const srv_route_table SRV_ADMIN_ROUTES; /* silt's own, under /admin/v1/ (admin.c) */
 
 typedef enum srv_match_result { SRV_MATCHED = 0, SRV_NO_ROUTE = 1, SRV_BAD_METHOD = 2 } srv_match_result;
 

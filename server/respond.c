@@ -214,7 +214,8 @@ int srv_error(srv_req *r, srv_resp *o, int status, const char *error_code, const
     va_list ap;
     va_start(ap, fmt);
     int rc;
-    bool foundry = r->target.nseg > 0 && strcmp(r->target.segments[0], "api") == 0;
+    bool foundry = r->target.nseg > 0 && (strcmp(r->target.segments[0], "api") == 0 ||
+                                          strcmp(r->target.segments[0], "admin") == 0);
     if (foundry) {
         rc = foundry_error_v(o, status, error_code ? error_code : "INTERNAL",
                              error_name ? error_name : "Default:Internal", params, fmt, ap);

@@ -227,7 +227,8 @@ static bool match_tokens(char **tok, size_t ntok, const srv_target *t, const cha
     return true;
 }
 
-static const srv_route_table *const TABLES[] = {&SRV_FOUNDRY_ROUTES, &SRV_ODF_ROUTES, &SRV_BASIC_ROUTES};
+static const srv_route_table *const TABLES[] = {&SRV_FOUNDRY_ROUTES, &SRV_ADMIN_ROUTES, &SRV_ODF_ROUTES,
+                                                  &SRV_BASIC_ROUTES};
 
 srv_match_result srv_route_match(srv_method m, const srv_target *t, const srv_route **route,
                                  const char **params, size_t *nparams, char *joined, size_t joined_cap,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The permission matrix of silt serve: no token / malformed / unknown /
 # revoked / expired / read / write / admin / dataset-restricted tokens ×
-# every route class (ODF read, ODF write, Foundry read, Foundry write): 401
+# every route class (ODF read, ODF write, Foundry read, Foundry write, the
+# admin routes of /admin/v1/ and their GETs): 401
 # and 403 with the right envelope and error name, nothing changed by a
 # refused request, and hidden datasets answered exactly like absent ones.
 source "$(dirname "$0")/lib.sh"
@@ -32,6 +33,7 @@ ok ingest pub one.csv
 ok ingest priv one.csv
 ok new pubfiles --files
 ok upload pubfiles one.csv
+PF_T1=$OUT
 ok new privfiles --files
 ok upload privfiles one.csv
 PUB_RID=$(info pub "d['rid']")
@@ -47,6 +49,8 @@ ok token create boss --admin
 BOSS=$OUT
 ok token create pubonly --write --dataset 'pub*'
 PUBONLY=$OUT
+ok token create pubadmin --admin --dataset 'pub*'
+PUBADMIN=$OUT
 ok token create gone --write
 GONE=$OUT
 ok token revoke gone
@@ -59,11 +63,11 @@ ferr() { jget "[d['errorCode'],d['errorName']]" <<<"$HTTP_BODY"; }
 msg() { jget "d['message']" <<<"$HTTP_BODY"; }
 
 # ---- 401: no token, malformed header, unknown / revoked secrets ---------------------
-for p in "/api/v2/datasets/$PUB_RID" "/odf/pub/refs/head"; do
+for p in "/api/v2/datasets/$PUB_RID" "/odf/pub/refs/head" "/admin/v1/datasets/pub/retention"; do
     TOKEN=none expect_http 401 GET "$p"
     assert_contains "$HTTP_HEADERS" "WWW-Authenticate: Bearer"
     case $p in
-    /api/*) assert_eq "$(ferr)" '["UNAUTHORIZED","MissingCredentials"]' "no token: $p" ;;
+    /api/* | /admin/*) assert_eq "$(ferr)" '["UNAUTHORIZED","MissingCredentials"]' "no token: $p" ;;
     *) assert_eq "$(msg)" "authentication required: send 'Authorization: Bearer <token>'" "no token: $p" ;;
     esac
     TOKEN=none expect_http 401 GET "$p" -H 'Authorization: Basic dXNlcjpwdw=='
@@ -87,6 +91,8 @@ TOKEN=$READ expect_http 200 GET "/odf/pub/tail"
 TOKEN=$READ expect_http 200 GET "/odf/pub/metadata"
 TOKEN=$READ expect_http 200 GET "/odf/query?query=SELECT%201"
 TOKEN=$READ expect_http 200 GET "/odf/info"
+TOKEN=$READ expect_http 200 GET "/admin/v1/datasets/pub/retention"
+TOKEN=$READ expect_http 200 GET "/admin/v1/datasets/$PF_RID/retention/marks"
 # write routes: 403 with the Foundry name of the operation, or ApiUsageDenied + missingScope
 check_denied() { # NAME METHOD PATH [curl args]
     local name=$1
@@ -174,6 +180,78 @@ ABSENT="$HTTP_STATUS $(msg)"
 assert_eq "$HIDDEN" "${ABSENT//nosuch/priv}" "query: hidden = unknown table"
 ok sql 'SELECT count(*) AS n FROM priv' --format csv
 assert_eq "$OUT" $'n\n1' "nothing ingested into the hidden dataset"
+
+# ---- admin routes (/admin/v1/): admin only; the GETs are read routes ------------------------
+ok new pubdel --files
+ok new privdel --files
+ok retention set pubfiles --keep-days 0
+ok upload pubfiles one.csv --type snapshot # PF_T1's view is retained no more: a mark to unmark
+ADMIN_ROUTES=(
+    "DeleteDatasetPermissionDenied|DELETE|/admin/v1/datasets/%s|||204"
+    "PutRetentionPolicyPermissionDenied|PUT|/admin/v1/datasets/%s/retention|{\"keepDays\": 0, \"branch\": \"master\"}||200"
+    "ApplyRetentionPermissionDenied|POST|/admin/v1/datasets/%s/retention/mark|||200"
+    "UnmarkTransactionPermissionDenied|DELETE|/admin/v1/datasets/%s/retention/marks/$PF_T1|||200"
+    "UnmarkTransactionPermissionDenied|DELETE|/admin/v1/datasets/%s/retention/marks|||200"
+    "GarbageCollectPermissionDenied|POST|/admin/v1/gc|{\"datasets\": [\"%s\"], \"dryRun\": true}||200"
+)
+# one admin request: route ENTRY, dataset DS, token TOK (none = no header); sets HTTP_*
+admin_req() {
+    local name method tmpl body _ want p b
+    IFS='|' read -r name method tmpl body _ want <<<"$1"
+    p=$(printf "$tmpl" "$2")
+    b=${body//%s/$2}
+    if [ -n "$b" ]; then
+        TOKEN=$3 http "$method" "$p" "${J[@]}" -d "$b"
+    else
+        TOKEN=$3 http "$method" "$p"
+    fi
+}
+SNAP=$(ws_snapshot "$T_DIR/.silt/datasets")
+for entry in "${ADMIN_ROUTES[@]}"; do
+    name=${entry%%|*}
+    admin_req "$entry" pubdel none
+    assert_eq "$HTTP_STATUS $(ferr)" '401 ["UNAUTHORIZED","MissingCredentials"]' "no token: $entry"
+    for who in reader:"$READ" writer:"$WRITE" pubonly:"$PUBONLY"; do
+        admin_req "$entry" pubdel "${who#*:}"
+        assert_eq "$HTTP_STATUS $(ferr) $(msg)" \
+            "403 [\"PERMISSION_DENIED\",\"$name\"] the token '${who%%:*}' may not do this (needs silt:admin)" \
+            "${who%%:*}: $entry"
+    done
+    # the pub* admin token: a priv dataset is exactly like an absent one
+    admin_req "$entry" privdel "$PUBADMIN"
+    got="$HTTP_STATUS $(jget "[d.get('errorCode'),d.get('errorName'),d.get('message')]" <<<"$HTTP_BODY")"
+    admin_req "$entry" privdel-does-not-exist "$BOSS"
+    want="$HTTP_STATUS $(jget "[d.get('errorCode'),d.get('errorName'),d.get('message')]" <<<"$HTTP_BODY")"
+    assert_eq "$got" "${want//privdel-does-not-exist/privdel}" "restricted admin, hidden = absent: $entry"
+    assert_eq "${got%% *}" 404 "restricted admin: 404 for $entry"
+done
+assert_eq "$(ws_snapshot "$T_DIR/.silt/datasets")" "$SNAP" "refused admin requests changed nothing"
+# the GETs are read routes: a restricted token gets 404 for a hidden dataset, like an absent one
+for sub in retention retention/marks; do
+    TOKEN=$PUBONLY expect_http 200 GET "/admin/v1/datasets/pub/$sub"
+    TOKEN=$PUBONLY http GET "/admin/v1/datasets/priv/$sub"
+    assert_eq "$HTTP_STATUS $(ferr)" '404 ["NOT_FOUND","DatasetNotFound"]' "restricted read: $sub"
+done
+# admin tokens: each route succeeds (the restricted one on its own datasets)
+for entry in "${ADMIN_ROUTES[@]}"; do
+    want=${entry##*|}
+    case $entry in
+    *retention/marks/*) ds=$PF_RID ;; # the mark of PF_T1
+    Delete*) ds=pubdel ;;
+    *) ds=pubfiles ;;
+    esac
+    admin_req "$entry" "$ds" "$PUBADMIN"
+    assert_eq "$HTTP_STATUS" "$want" "restricted admin token on $ds: $entry: $HTTP_BODY"
+done
+TOKEN=$BOSS http DELETE /admin/v1/datasets/privdel
+assert_eq "$HTTP_STATUS" 204 "admin token deletes privdel"
+ok --json list
+assert_eq "$(jget "[x['name'] for x in d]" <<<"$OUT")" '["priv","privfiles","pub","pubfiles"]' "pubdel and privdel deleted"
+ok retention show pubfiles
+assert_eq "$OUT" "default: keep 0 days
+branch master: keep 0 days" "the restricted admin token's policy"
+ok retention marks pubfiles
+assert_eq "$OUT" "no marked transactions" "the restricted admin token's unmark"
 
 # ---- the request log names the token, never its secret -------------------------------------------
 sleep 0.2
