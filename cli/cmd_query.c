@@ -163,6 +163,55 @@ size_t cli_table_width(const char *format, const char *output)
     return n > 0 ? (size_t)n : 80;
 }
 
+/* ---- the progress line of sql / tail output ----------------------------------
+ *
+ * Drawn (progress.c) only when the rows do not appear on the terminal as
+ * they are written: with --output, when stdout is not a terminal, or in the
+ * table format, whose lines come only once every row is in; the library's
+ * last report (done == total) comes just before them, so the line is
+ * erased there and not drawn again. Ctrl-C stops the output before the next
+ * chunk of rows: one line says how many rows were written, exit 130. */
+
+static int query_progress_fn(void *ctx, const silt_progress *s)
+{
+    cli_progress *p = ctx;
+    if (s->done == s->total) { /* every row is in */
+        cli_progress_clear(p);
+        p->on = false;
+        return 0;
+    }
+    return cli_progress_fn(ctx, s);
+}
+
+static void query_progress_begin(cli_progress *p, const cli_ctx *c, const char *label, silt_sql_opts *so,
+                                 uint64_t *rows)
+{
+    cli_progress_begin(p, c, label);
+    bool table = !so->format || strcmp(so->format, "table") == 0;
+    if (!so->output && !table && isatty(STDOUT_FILENO))
+        p->on = false;
+    *rows = 0;
+    so->rows_out = rows;
+    so->progress = query_progress_fn;
+    so->progress_ctx = p;
+    cli_interrupt_catch();
+}
+
+/* After a failed query: the Ctrl-C summary and 130, or the error. `what`
+ * is "sql" or "tail 'NAME'". */
+static int query_failed(const char *what, const silt_sql_opts *so, uint64_t rows)
+{
+    if (silt_error_code() != SILT_ECANCELED || !cli_interrupted())
+        return cli_fail(NULL);
+    if (so->output)
+        fprintf(stderr, "silt: interrupted: %s: %llu row%s written; '%s' was removed\n", what,
+                (unsigned long long)rows, rows == 1 ? "" : "s", so->output);
+    else
+        fprintf(stderr, "silt: interrupted: %s: %llu row%s written to stdout\n", what, (unsigned long long)rows,
+                rows == 1 ? "" : "s");
+    return EXIT_INTERRUPTED;
+}
+
 /* How `silt sql` got its statements. */
 typedef enum sql_input { IN_QUERY, IN_SCRIPT, IN_SHELL } sql_input;
 
@@ -177,12 +226,16 @@ static int run_sql(cli_ctx *c, sql_input in, const char *query, silt_sql_opts *s
         return EXIT_FAIL;
     }
     int status;
-    if (in == IN_SHELL)
+    if (in == IN_SHELL) {
         status = cli_sql_shell(c, ws, so);
-    else if (in == IN_SCRIPT)
-        status = silt_sql_script(ws, script, so) < 0 ? cli_fail(NULL) : EXIT_OK;
-    else
-        status = silt_sql(ws, query, so) < 0 ? cli_fail(NULL) : EXIT_OK;
+    } else {
+        cli_progress prog;
+        uint64_t rows;
+        query_progress_begin(&prog, c, "", so, &rows);
+        int rc = in == IN_SCRIPT ? silt_sql_script(ws, script, so) : silt_sql(ws, query, so);
+        cli_progress_end(&prog);
+        status = rc < 0 ? query_failed("sql", so, rows) : EXIT_OK;
+    }
     silt_workspace_free(ws);
     free(script);
     return status;
@@ -273,8 +326,17 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
             so.as_of = items;
             so.n_as_of = 1;
         }
-        if (status == EXIT_OK && silt_dataset_tail(ds, n, &so) < 0)
-            status = cli_fail(NULL);
+        if (status == EXIT_OK) {
+            cli_progress prog;
+            uint64_t rows;
+            char what[160];
+            snprintf(what, sizeof what, "tail '%s'", pos[0]);
+            query_progress_begin(&prog, c, pos[0], &so, &rows);
+            int rc = silt_dataset_tail(ds, n, &so);
+            cli_progress_end(&prog);
+            if (rc < 0)
+                status = query_failed(what, &so, rows);
+        }
     }
     free(o.as_of);
     silt_dataset_free(ds);

@@ -486,7 +486,10 @@ static int run_limited(silt_engine *e, const char *query, silt_qfmt fmt, const s
                          .path = opts ? opts->output : NULL,
                          .rows_out = opts ? opts->rows_out : NULL,
                          .max_width = opts ? opts->max_width : 0,
-                         .page = &page};
+                         .page = &page,
+                         .progress = opts ? opts->progress : NULL,
+                         .progress_ctx = opts ? opts->progress_ctx : NULL,
+                         .phase = "sql"};
     if (rc == 0)
         rc = silt_query_exec(e, query, &qo);
     bool fired = silt_engine_watch_stop(w);
