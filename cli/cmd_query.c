@@ -212,6 +212,26 @@ static int query_failed(const char *what, const silt_sql_opts *so, uint64_t rows
     return EXIT_INTERRUPTED;
 }
 
+/* With --json and no --format the rows are one compact JSON array on one
+ * line, as every --json answer (the library's json-aos shape, which ends
+ * without a newline: json_line_end adds it; in a script the library ends
+ * every result with one). --format json stays the data format, one row a
+ * line. */
+#define JSON_LINE "json-aos"
+
+static int json_line_end(const silt_sql_opts *so)
+{
+    if (!so->format || strcmp(so->format, JSON_LINE) != 0)
+        return EXIT_OK;
+    FILE *f = so->output ? fopen(so->output, "a") : stdout;
+    bool bad = !f || fputc('\n', f) == EOF;
+    if (f && so->output)
+        bad |= fclose(f) != 0;
+    else if (f)
+        bad |= fflush(f) != 0;
+    return bad ? cli_fail_code(SILT_EIO, "%s: write error", so->output ? so->output : "stdout") : EXIT_OK;
+}
+
 /* How `silt sql` got its statements. */
 typedef enum sql_input { IN_QUERY, IN_SCRIPT, IN_SHELL } sql_input;
 
@@ -234,7 +254,7 @@ static int run_sql(cli_ctx *c, sql_input in, const char *query, silt_sql_opts *s
         query_progress_begin(&prog, c, "", so, &rows);
         int rc = in == IN_SCRIPT ? silt_sql_script(ws, script, so) : silt_sql(ws, query, so);
         cli_progress_end(&prog);
-        status = rc < 0 ? query_failed("sql", so, rows) : EXIT_OK;
+        status = rc < 0 ? query_failed("sql", so, rows) : in == IN_QUERY ? json_line_end(so) : EXIT_OK;
     }
     silt_workspace_free(ws);
     free(script);
@@ -257,8 +277,8 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
         free(o.as_of);
         return cli_usage("sql: --output needs a QUERY or a script on stdin (the shell prints results)");
     }
-    if (!o.format && c->json)
-        o.format = "json";
+    if (!o.format && c->json) /* one compact line (the shell keeps its json mode) */
+        o.format = in == IN_SHELL ? "json" : JSON_LINE;
     char **owned = NULL;
     if (o.n_as_of) { /* NAME=REF items resolved to NAME=BLOCK */
         silt_workspace *ws;
@@ -309,7 +329,7 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
         }
     }
     if (!o.format && c->json)
-        o.format = "json";
+        o.format = JSON_LINE;
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
@@ -336,6 +356,8 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
             cli_progress_end(&prog);
             if (rc < 0)
                 status = query_failed(what, &so, rows);
+            else
+                status = json_line_end(&so);
         }
     }
     free(o.as_of);
@@ -396,6 +418,17 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+/* The library's JSON text as one compact line (one layout for --json). */
+static int print_json_text(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, JSON_DECODE_ANY, &err);
+    if (!j)
+        return cli_fail_code(SILT_EINVAL, "schema: invalid JSON from the library: %s", err.text);
+    cli_json_print(j);
+    return EXIT_OK;
+}
+
 int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, silt_schema_format fmt)
 {
     silt_dataset *ds = NULL;
@@ -420,6 +453,8 @@ int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, si
         status = cli_fail(NULL); /* a files dataset: its tabular schema; without one, the entries' schema */
     else if (isf < 0 && silt_dataset_schema_get_at(&text, ds, as_of ? block : NULL, fmt) < 0)
         status = cli_fail(NULL); /* a ledger dataset: its schema as of the block */
+    else if (fmt == SILT_SCHEMA_JSON)
+        status = print_json_text(text);
     else
         fputs(text, stdout);
     free(text);

@@ -447,7 +447,8 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts);
  * exactly as silt_sql runs one query (its own views and engine, the same
  * confinement: no state such as SET or temporary tables carries over), every
  * result written in opts->format to the same output (in the table format an
- * empty line separates results). Stops at the first statement that fails;
+ * empty line separates results; the compact JSON shapes json-aos/soa/aoa
+ * are followed by a newline each). Stops at the first statement that fails;
  * its message is prefixed "statement N: " (N from 1). With opts->output all
  * results go to that one file (removed when a statement fails); parquet
  * needs a script of exactly one statement. A script without statements is

@@ -364,6 +364,7 @@ static int64_t write_shapes(FILE *f, qout *q)
             return silt_err(SILT_ENOMEM, "sql: out of memory");
     } else {
         fputc('[', f);
+        q->bytes++;
     }
     int64_t n = for_each_row(q, shape_row, &a);
     if (n >= 0 && soa) {
@@ -382,6 +383,7 @@ static int64_t write_shapes(FILE *f, qout *q)
         fputc('}', f);
     } else if (n >= 0) {
         fputc(']', f);
+        q->bytes++;
     }
     if (n >= 0)
         report(q, (uint64_t)n, true);

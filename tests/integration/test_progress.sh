@@ -77,7 +77,7 @@ t0=$(date +%s%N)
 pty tty.bin -- "$SILT" pull many
 t1=$(date +%s%N)
 assert_eq "$RC" "0" "pull on a terminal"
-assert_eq "$OUT" "many: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "many: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 L=$(lines_of tty.bin)
 assert_contains "$L" "pull many: "
 has_line tty.bin "^pull many: [0-9]+/20 files, [0-9]+ records, [0-9]+ B of $TOTAL_BYTES B, [0-9.]+ [KMG]?i?B/s, ETA [0-9]+s \[f-00[0-9][0-9]\.csv\]$"
@@ -96,13 +96,13 @@ set +e
 RC=$?
 set -e
 assert_eq "$RC" "0"
-assert_eq "$(cat plain.out)" "plain: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$(cat plain.out)" "plain: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 assert_eq "$(wc -c <plain.err)" "0" "stderr redirected: empty"
 
 # ---- -q: nothing on the terminal, warnings still there -------------------------
 pty tty.bin -- "$SILT" -q pull quiet
 assert_eq "$RC" "0"
-assert_eq "$OUT" "quiet: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "quiet: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 assert_eq "$(wc -c <tty.bin)" "0" "-q: the terminal stays empty"
 printf 'id,v\n0,z\n' >"$DROP/f-0000.csv"
 pty tty.bin -- "$SILT" --quiet pull quiet
@@ -157,7 +157,7 @@ n,last
 $((2 * K)),$((K + 100))
 CSV
 ok pull intr
-assert_eq "$OUT" "intr: $((40 - 2 * K)) new records (offsets $((2 * K))..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "intr: $((40 - 2 * K)) new records (offsets $((2 * K))..39), watermark 2024-05-01T00:00:00.000Z"
 expect_sql 'select count(*) as n, count(distinct id) as ids from intr' <<'CSV'
 n,ids
 40,40
@@ -221,14 +221,25 @@ assert_eq "$RC" "0"
 assert_eq "$OUT" ""
 expect_rows tty.bin sql q.ndjson 0 2048 4096 5000
 # json: "[\n{…},\n…"; the first N rows are N+1 lines without the ",\n" of the last
-pty tty.bin -- "$SILT" --json sql "$Q"
-"$SILT" --json sql "$Q" >q.json
+pty tty.bin -- "$SILT" sql "$Q" --format json
+"$SILT" sql "$Q" --format json >q.json
 assert_eq "$OUT" "$(cat q.json)"
 want=""
 for n in 2048 4096 5000; do
     want+="sql: $n rows, $(kib $(($(head -n $((n + 1)) q.json | wc -c) - 2))), RATE, Ts elapsed"$'\n'
 done
 assert_eq "$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')" "${want%$'\n'}" "json progress"
+# --json: one compact line; the bytes are those of "[" and the first N objects
+pty tty.bin -- "$SILT" --json sql "$Q"
+assert_eq "$RC" "0"
+want=$(printf '%s' "$OUT" | python3 -c '
+import json, subprocess, sys
+rows = json.loads(sys.stdin.read())
+for n in (2048, 4096, 5000):
+    b = 1 + len(",".join(json.dumps(r, separators=(",", ":")) for r in rows[:n]))
+    print("sql: %d rows, %s, RATE, Ts elapsed" % (n, subprocess.run(["awk", "-v", "b=%d" % b, "BEGIN { printf \"%.1f KiB\", b / 1024 }"], capture_output=True, text=True).stdout))
+')
+assert_eq "$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')" "$want" "--json progress"
 # table: the rows rendered (their values' bytes); erased before the first line
 pty tty.bin -- "$SILT" sql "SELECT range AS i FROM range(5000)"
 assert_eq "$RC" "0"
