@@ -5,8 +5,10 @@
  *   silt tail NAME [-n N] [--format …] [--output FILE]
  *   silt schema NAME [--json|--yaml]
  *
- * The global --json selects JSON output (sql/tail: --format json unless a
- * format is given). A QUERY argument is one read-only statement over the
+ * The global --json selects JSON output (sql/tail without --format: the
+ * rows as one compact array on one line, JSON_LINE). On a terminal a
+ * progress line shows the rows and bytes written (query_progress_begin);
+ * Ctrl-C stops the output and says how many rows were written (exit 130). A QUERY argument is one read-only statement over the
  * datasets it names and reads no other file; --unsafe-file-access lifts
  * that (silt_sql_opts). "-", or no QUERY when stdin is not a terminal, reads
  * a script from stdin (silt_sql_script: every statement runs, the first
