@@ -332,7 +332,7 @@ assert_eq "$(printf '%s\n' "$OUT" | sed -E 's/^ *([0-9]+)  [^ ]+  [^ ]+  /\1 /')
         data:         $PH ($SIZE bytes)
         logical hash: $LH
         checkpoint:   $CH ($CS bytes)
-        watermark:    2024-02-03T04:05:06Z
+        watermark:    2024-02-03T04:05:06.000Z
         source state: -
 4 SetDataSchema
         fields:       offset, op, system_time, event_time, id, item

@@ -395,7 +395,7 @@ assert_contains "$OUT" "value: part-1.csv"
     printf '11,110\n'
 } >"$SPLIT/part-2.csv"
 ok pull split
-assert_eq "$OUT" "split: 7 new records (offsets 10..16), watermark $(run log split -n 1 --yaml; printf '%s\n' "$OUT" | sed -n 's/^ *newWatermark: *//p' | tr -d "'\"")"
+assert_eq "$OUT" "split: 7 new records (offsets 10..16), watermark $(text_time "$(run log split -n 1 --yaml; printf '%s\n' "$OUT" | sed -n 's/^ *newWatermark: *//p' | tr -d "'\"")")"
 assert_eq "$(intervals)" "0..2 3..5 6..8 9..9 10..13 14..16" "pairs never split"
 expect_sql 'select "offset", op, id, v from split where "offset" >= 10 order by "offset"' <<'CSV'
 offset,op,id,v
@@ -448,7 +448,7 @@ YAML
 ok add both-flow.yaml
 ok pull both
 assert_eq "$ERR" "silt: warning: pull 'both': flow 'both' (source 'split-src') supersedes the SetPollingSource of the dataset's chain" "flow wins warning"
-assert_eq "$OUT" "both: 17 new records (offsets 0..16), watermark $(run info both --json; printf '%s' "$OUT" | python3 -c 'import json,sys;print(json.load(sys.stdin)["watermark"])')" "flow ingested both part files"
+assert_eq "$OUT" "both: 17 new records (offsets 0..16), watermark $(text_time "$(run info both --json; printf '%s' "$OUT" | python3 -c 'import json,sys;print(json.load(sys.stdin)["watermark"])')")" "flow ingested both part files"
 expect_sql 'select count(*) as n, max(id) as m from "both"' <<'CSV'
 n,m
 17,11
