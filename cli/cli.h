@@ -60,6 +60,10 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * reference; NULL = out of memory, reported as an error). */
 #include <jansson.h>
 void cli_json_print(json_t *o);
+/* The same for a borrowed `o` (not decref'd). Every --json answer goes
+ * through these two: one compact JSON document on one line (docs/cli.md,
+ * "one layout"). */
+void cli_json_write(const json_t *o);
 /* {"name","id","rid"} of `ds` (new reference), NULL with the library error.
  * The one key set of the JSON output (docs/cli.md): an object that IS a
  * dataset has "name", "id" (did:odf:…) and "rid"; an object that IS a

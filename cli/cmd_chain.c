@@ -111,8 +111,9 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
             }
             printf("%s# block %s\n%s", n ? "---\n" : "", silt_block_hash(b), text);
         } else {
+            char t[CLI_TIME_MAX];
             printf("%6llu  %s  %s  %s\n", (unsigned long long)silt_block_sequence_number(b),
-                   silt_block_system_time(b), silt_block_hash(b), silt_block_event_kind(b));
+                   cli_time(t, silt_block_system_time(b)), silt_block_hash(b), silt_block_event_kind(b));
             json_t *o = detail ? cli_block_json(b) : NULL;
             if (detail && !o) {
                 silt_block_free(b);
@@ -127,8 +128,7 @@ int cmd_log(cli_ctx *c, int argc, char **argv)
         silt_block_free(b);
     }
     if (arr) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(arr);
     }
 out:
     json_decref(arr);
@@ -297,8 +297,7 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
                 status = EXIT_FAIL;
     }
     if (out) {
-        json_dumpf(out, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(out);
         json_decref(out);
     }
     silt_strv_free(names);

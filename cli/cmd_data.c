@@ -203,10 +203,11 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
         } else if (r.up_to_date) {
             printf("%s: up to date\n", ref);
         } else {
+            char t[CLI_TIME_MAX];
             printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s\n", ref,
                    (unsigned long long)r.num_records, r.num_records == 1 ? "" : "s",
                    (unsigned long long)r.first_offset, (unsigned long long)r.last_offset,
-                   r.has_watermark ? r.watermark : "-");
+                   r.has_watermark ? cli_time(t, r.watermark) : "-");
         }
     }
     stdin_remove(stdin_path, stdin_dir);

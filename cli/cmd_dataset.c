@@ -245,8 +245,7 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
         silt_resource_changes_free(rch, nrch);
     }
     if (arr) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(arr);
         json_decref(arr);
     }
     silt_workspace_free(ws);
@@ -311,8 +310,7 @@ int cmd_list(cli_ctx *c, int argc, char **argv)
         silt_dataset_free(ds);
     }
     if (arr) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(arr);
         json_decref(arr);
     }
     silt_strv_free(names);
@@ -360,8 +358,7 @@ int cmd_info(cli_ctx *c, int argc, char **argv)
     else if (cli_describe(o, ws, ds, in.name) < 0)
         status = cli_fail(NULL);
     if (status == EXIT_OK && c->json) {
-        json_dumpf(o, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(o);
     } else if (status == EXIT_OK) {
         info_print(&in, o, ds);
     }

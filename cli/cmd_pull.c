@@ -93,8 +93,10 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     json_decref(who);
     if (rc < 0)
         return cli_fail(NULL);
+    char t[CLI_TIME_MAX];
+    const char *wm = r.has_watermark ? cli_time(t, r.watermark) : "-";
     if (o->set_watermark)
-        printf("%s: watermark set to %s\n", ref, r.has_watermark ? r.watermark : "-");
+        printf("%s: watermark set to %s\n", ref, wm);
     else if (r.up_to_date && r.uncacheable)
         printf("%s: up to date (uncacheable source; use --fetch-uncacheable)\n", ref);
     else if (r.up_to_date)
@@ -102,9 +104,9 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     else if (r.has_offsets)
         printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s\n", ref, (unsigned long long)r.num_records,
                r.num_records == 1 ? "" : "s", (unsigned long long)r.first_offset,
-               (unsigned long long)r.last_offset, r.has_watermark ? r.watermark : "-");
+               (unsigned long long)r.last_offset, wm);
     else
-        printf("%s: 0 new records, watermark %s\n", ref, r.has_watermark ? r.watermark : "-");
+        printf("%s: 0 new records, watermark %s\n", ref, wm);
     return EXIT_OK;
 }
 
@@ -198,8 +200,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
             status = EXIT_FAIL;
     }
     if (arr) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        cli_json_write(arr);
         json_decref(arr);
     }
     silt_strv_free(names);

@@ -5,8 +5,10 @@
  *   silt tail NAME [-n N] [--format …] [--output FILE]
  *   silt schema NAME [--json|--yaml]
  *
- * The global --json selects JSON output (sql/tail: --format json unless a
- * format is given). A QUERY argument is one read-only statement over the
+ * The global --json selects JSON output (sql/tail without --format: the
+ * rows as one compact array on one line, JSON_LINE). On a terminal a
+ * progress line shows the rows and bytes written (query_progress_begin);
+ * Ctrl-C stops the output and says how many rows were written (exit 130). A QUERY argument is one read-only statement over the
  * datasets it names and reads no other file; --unsafe-file-access lifts
  * that (silt_sql_opts). "-", or no QUERY when stdin is not a terminal, reads
  * a script from stdin (silt_sql_script: every statement runs, the first
@@ -163,6 +165,75 @@ size_t cli_table_width(const char *format, const char *output)
     return n > 0 ? (size_t)n : 80;
 }
 
+/* ---- the progress line of sql / tail output ----------------------------------
+ *
+ * Drawn (progress.c) only when the rows do not appear on the terminal as
+ * they are written: with --output, when stdout is not a terminal, or in the
+ * table format, whose lines come only once every row is in; the library's
+ * last report (done == total) comes just before them, so the line is
+ * erased there and not drawn again. Ctrl-C stops the output before the next
+ * chunk of rows: one line says how many rows were written, exit 130. */
+
+static int query_progress_fn(void *ctx, const silt_progress *s)
+{
+    cli_progress *p = ctx;
+    if (s->done == s->total) { /* every row is in */
+        cli_progress_clear(p);
+        p->on = false;
+        return 0;
+    }
+    return cli_progress_fn(ctx, s);
+}
+
+static void query_progress_begin(cli_progress *p, const cli_ctx *c, const char *label, silt_sql_opts *so,
+                                 uint64_t *rows)
+{
+    cli_progress_begin(p, c, label);
+    bool table = !so->format || strcmp(so->format, "table") == 0;
+    if (!so->output && !table && isatty(STDOUT_FILENO))
+        p->on = false;
+    *rows = 0;
+    so->rows_out = rows;
+    so->progress = query_progress_fn;
+    so->progress_ctx = p;
+    cli_interrupt_catch();
+}
+
+/* After a failed query: the Ctrl-C summary and 130, or the error. `what`
+ * is "sql" or "tail 'NAME'". */
+static int query_failed(const char *what, const silt_sql_opts *so, uint64_t rows)
+{
+    if (silt_error_code() != SILT_ECANCELED || !cli_interrupted())
+        return cli_fail(NULL);
+    if (so->output)
+        fprintf(stderr, "silt: interrupted: %s: %llu row%s written; '%s' was removed\n", what,
+                (unsigned long long)rows, rows == 1 ? "" : "s", so->output);
+    else
+        fprintf(stderr, "silt: interrupted: %s: %llu row%s written to stdout\n", what, (unsigned long long)rows,
+                rows == 1 ? "" : "s");
+    return EXIT_INTERRUPTED;
+}
+
+/* With --json and no --format the rows are one compact JSON array on one
+ * line, as every --json answer (the library's json-aos shape, which ends
+ * without a newline: json_line_end adds it; in a script the library ends
+ * every result with one). --format json stays the data format, one row a
+ * line. */
+#define JSON_LINE "json-aos"
+
+static int json_line_end(const silt_sql_opts *so)
+{
+    if (!so->format || strcmp(so->format, JSON_LINE) != 0)
+        return EXIT_OK;
+    FILE *f = so->output ? fopen(so->output, "a") : stdout;
+    bool bad = !f || fputc('\n', f) == EOF;
+    if (f && so->output)
+        bad |= fclose(f) != 0;
+    else if (f)
+        bad |= fflush(f) != 0;
+    return bad ? cli_fail_code(SILT_EIO, "%s: write error", so->output ? so->output : "stdout") : EXIT_OK;
+}
+
 /* How `silt sql` got its statements. */
 typedef enum sql_input { IN_QUERY, IN_SCRIPT, IN_SHELL } sql_input;
 
@@ -177,12 +248,16 @@ static int run_sql(cli_ctx *c, sql_input in, const char *query, silt_sql_opts *s
         return EXIT_FAIL;
     }
     int status;
-    if (in == IN_SHELL)
+    if (in == IN_SHELL) {
         status = cli_sql_shell(c, ws, so);
-    else if (in == IN_SCRIPT)
-        status = silt_sql_script(ws, script, so) < 0 ? cli_fail(NULL) : EXIT_OK;
-    else
-        status = silt_sql(ws, query, so) < 0 ? cli_fail(NULL) : EXIT_OK;
+    } else {
+        cli_progress prog;
+        uint64_t rows;
+        query_progress_begin(&prog, c, "", so, &rows);
+        int rc = in == IN_SCRIPT ? silt_sql_script(ws, script, so) : silt_sql(ws, query, so);
+        cli_progress_end(&prog);
+        status = rc < 0 ? query_failed("sql", so, rows) : in == IN_QUERY ? json_line_end(so) : EXIT_OK;
+    }
     silt_workspace_free(ws);
     free(script);
     return status;
@@ -204,8 +279,8 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
         free(o.as_of);
         return cli_usage("sql: --output needs a QUERY or a script on stdin (the shell prints results)");
     }
-    if (!o.format && c->json)
-        o.format = "json";
+    if (!o.format && c->json) /* one compact line (the shell keeps its json mode) */
+        o.format = in == IN_SHELL ? "json" : JSON_LINE;
     char **owned = NULL;
     if (o.n_as_of) { /* NAME=REF items resolved to NAME=BLOCK */
         silt_workspace *ws;
@@ -256,7 +331,7 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
         }
     }
     if (!o.format && c->json)
-        o.format = "json";
+        o.format = JSON_LINE;
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;
@@ -273,8 +348,19 @@ int cmd_tail(cli_ctx *c, int argc, char **argv)
             so.as_of = items;
             so.n_as_of = 1;
         }
-        if (status == EXIT_OK && silt_dataset_tail(ds, n, &so) < 0)
-            status = cli_fail(NULL);
+        if (status == EXIT_OK) {
+            cli_progress prog;
+            uint64_t rows;
+            char what[160];
+            snprintf(what, sizeof what, "tail '%s'", pos[0]);
+            query_progress_begin(&prog, c, pos[0], &so, &rows);
+            int rc = silt_dataset_tail(ds, n, &so);
+            cli_progress_end(&prog);
+            if (rc < 0)
+                status = query_failed(what, &so, rows);
+            else
+                status = json_line_end(&so);
+        }
     }
     free(o.as_of);
     silt_dataset_free(ds);
@@ -334,6 +420,17 @@ int cmd_schema(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+/* The library's JSON text as one compact line (one layout for --json). */
+static int print_json_text(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, JSON_DECODE_ANY, &err);
+    if (!j)
+        return cli_fail_code(SILT_EINVAL, "schema: invalid JSON from the library: %s", err.text);
+    cli_json_print(j);
+    return EXIT_OK;
+}
+
 int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, silt_schema_format fmt)
 {
     silt_dataset *ds = NULL;
@@ -358,6 +455,8 @@ int cli_schema_print(silt_workspace *ws, const char *name, const char *as_of, si
         status = cli_fail(NULL); /* a files dataset: its tabular schema; without one, the entries' schema */
     else if (isf < 0 && silt_dataset_schema_get_at(&text, ds, as_of ? block : NULL, fmt) < 0)
         status = cli_fail(NULL); /* a ledger dataset: its schema as of the block */
+    else if (fmt == SILT_SCHEMA_JSON)
+        status = print_json_text(text);
     else
         fputs(text, stdout);
     free(text);

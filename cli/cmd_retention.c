@@ -45,8 +45,7 @@ static void print_json(json_t *j)
         cli_fail_code(SILT_ENOMEM, "out of memory");
         return;
     }
-    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', stdout);
+    cli_json_write(j);
     json_decref(j);
 }
 
@@ -280,8 +279,7 @@ int cmd_gc(cli_ctx *c, int argc, char **argv)
                                                  (json_int_t)r.leftovers_deleted, "actions", lines));
     }
     if (out) {
-        json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        fputc('\n', stdout);
+        cli_json_write(out);
         json_decref(out);
     }
     silt_strv_free(names);

@@ -24,8 +24,7 @@ static int no_args(int argc, char **argv, const char *cmd)
 
 static void print_json(json_t *arr)
 {
-    json_dumpf(arr, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
+    cli_json_write(arr);
     json_decref(arr);
 }
 

@@ -21,16 +21,7 @@
 
 #include "cli.h"
 
-static void print_json(json_t *j)
-{
-    char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    if (s)
-        puts(s);
-    else
-        cli_fail_code(SILT_ENOMEM, "out of memory");
-    free(s);
-    json_decref(j);
-}
+static void print_json(json_t *j) { cli_json_print(j); }
 
 static json_t *patterns_json(const silt_token_info *t)
 {

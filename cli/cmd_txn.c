@@ -39,14 +39,7 @@ static int done(silt_workspace *ws, silt_dataset *ds, int rc)
     return rc;
 }
 
-static void print_json(json_t *j)
-{
-    char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    if (s)
-        puts(s);
-    free(s);
-    json_decref(j);
-}
+static void print_json(json_t *j) { cli_json_print(j); }
 
 static json_t *txn_json(const silt_txn_info *t)
 {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The JSON object of a block (caller decrefs), or NULL after cli_fail. */
 json_t *cli_block_json(const silt_block *b)
@@ -290,7 +291,8 @@ static void detail_data(const json_t *ev)
     }
     print_object("checkpoint:", json_object_get(ev, "newCheckpoint"));
     const json_t *wm = json_object_get(ev, "newWatermark");
-    printf("        watermark:    %s\n", json_is_string(wm) ? json_string_value(wm) : "-");
+    char t[CLI_TIME_MAX];
+    printf("        watermark:    %s\n", json_is_string(wm) ? cli_time(t, json_string_value(wm)) : "-");
     const json_t *st = json_object_get(ev, "newSourceState");
     if (json_is_object(st))
         printf("        source state: %s %s %s\n", jstr(st, "sourceName"), jstr(st, "kind"), jstr(st, "value"));
@@ -298,8 +300,15 @@ static void detail_data(const json_t *ev)
         printf("        source state: -\n");
 }
 
+/* A key that holds a time (newWatermark, eventTime, …): shown as cli_time. */
+static bool is_time_key(const char *key)
+{
+    size_t n = strlen(key);
+    return (n >= 4 && strcasecmp(key + n - 4, "time") == 0) || (n >= 9 && strcasecmp(key + n - 9, "watermark") == 0);
+}
+
 /* Scalars and arrays of strings of an event, "key: value" (objects are
- * summarised by their kind). */
+ * summarised by their kind); times as cli_time. */
 static void detail_fields(const json_t *ev)
 {
     const char *key;
@@ -311,7 +320,10 @@ static void detail_fields(const json_t *ev)
         char label[64];
         snprintf(label, sizeof label, "%s:", key);
         printf("        %-13s ", label);
-        if (json_is_string(v))
+        char t[CLI_TIME_MAX];
+        if (json_is_string(v) && is_time_key(key))
+            printf("%s", cli_time(t, json_string_value(v)));
+        else if (json_is_string(v))
             printf("%s", json_string_value(v));
         else if (json_is_integer(v))
             printf("%lld", (long long)json_integer_value(v));

@@ -216,6 +216,8 @@ static void print_entry(FILE *f, const help_entry *h)
     fprintf(f, "\nExit codes: 0 ok, 1 failed, 2 usage error.\n");
     if (interruptible(h->name))
         fprintf(f, "130: interrupted by Ctrl-C; a line on stderr says what was committed and what not.\n");
+    else if (strcmp(h->name, "sql") == 0 || strcmp(h->name, "tail") == 0)
+        fprintf(f, "130: interrupted by Ctrl-C while the result was written; a line on stderr says how many rows were.\n");
 }
 
 int cli_help_command(const char *name)

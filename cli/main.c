@@ -173,9 +173,14 @@ void cli_json_print(json_t *o)
         cli_fail_code(SILT_ENOMEM, "out of memory");
         return;
     }
+    cli_json_write(o);
+    json_decref(o);
+}
+
+void cli_json_write(const json_t *o)
+{
     json_dumpf(o, stdout, JSON_COMPACT);
     fputc('\n', stdout);
-    json_decref(o);
 }
 
 const char *cli_time(char buf[CLI_TIME_MAX], const char *t)

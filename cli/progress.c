@@ -5,7 +5,9 @@
  * terminal and --quiet was not given: one line rewritten in place ("\r",
  * then erase to the end of the line), at most ten times a second (the first
  * time 100 ms after the start, so quick commands never show one), cut to
- * the terminal's width, and erased by cli_progress_end (and before any
+ * the terminal's width ("PHASE LABEL: done[/total] UNIT, records, bytes[
+ * of total], rate, ETA" — the elapsed time instead of the ETA when no
+ * total is known), and erased by cli_progress_end (and before any
  * warning, cli_progress_clear). Otherwise nothing of it is ever written.
  * SILT_PROGRESS_INTERVAL_MS changes the 100 ms (0 draws at every report:
  * tests use it to see the line of operations shorter than 100 ms).
@@ -140,6 +142,9 @@ static void render(const cli_progress *p, double elapsed, char *line, size_t cap
     if (frac > 0 && frac < 1) {
         fmt_eta(elapsed / frac - elapsed, b1, sizeof b1);
         ADD(", ETA %s", b1);
+    } else if (!s->total && !s->total_bytes) { /* no end known: how long so far */
+        fmt_eta(elapsed, b1, sizeof b1);
+        ADD(", %s elapsed", b1);
     }
     if (p->item[0])
         ADD(" [%s]", p->item);

@@ -51,8 +51,8 @@ typedef struct silt_block silt_block;
 /* Where a long operation is. Counters only grow during one operation;
  * totals are 0 when unknown. */
 typedef struct silt_progress {
-    const char *phase;    /* "pull", "ingest", "verify", "gc", "upload" */
-    const char *unit;     /* what done/total count: "files", "blocks", "objects" */
+    const char *phase;    /* "pull", "ingest", "verify", "gc", "upload", "sql", "tail" */
+    const char *unit;     /* what done/total count: "files", "blocks", "objects", "rows" */
     const char *item;     /* the item about to be worked on (a file name), or NULL */
     uint64_t done, total; /* items finished / known total */
     uint64_t bytes, total_bytes; /* bytes read, hashed or stored / known total */
@@ -67,7 +67,8 @@ typedef struct silt_progress {
  * and upload then fail with SILT_ECANCELED ("interrupted") having committed
  * only whole units before it (a FilesGlob pull the files before the
  * current one, an ingest or upload nothing), the usual atomicity holding;
- * read-only operations (verify) and gc ignore it. */
+ * read-only operations (verify) and gc ignore it; query output (silt_sql,
+ * silt_dataset_tail) stops with SILT_ECANCELED after the rows written so far. */
 typedef int (*silt_progress_fn)(void *ctx, const silt_progress *p);
 
 /* The progress callback of the operations on `ds` that take no options
@@ -407,6 +408,22 @@ typedef struct silt_sql_opts {
      * many code points (the CLI passes the terminal width when stdout is a
      * terminal); 0 = every value whole */
     size_t max_width;
+    /* Progress of writing the result (silt_sql, silt_sql_script per
+     * statement, silt_dataset_tail; NULL = none; not for parquet, which
+     * DuckDB writes). Called with phase "sql" (tail: "tail"), unit "rows":
+     *  - after every chunk of result rows (2048): done = the rows written
+     *    so far (>= 1), bytes = the bytes written so far, total 0; the
+     *    table format, which needs every row before its first line, counts
+     *    the rows and bytes rendered so far;
+     *  - once more when every row is in, with total = done (the only call
+     *    when there are none): the table format makes it just before its
+     *    first line is written, so a caller drawing on the same terminal
+     *    can erase its line first. Its return value is ignored.
+     * A nonzero return stops the output before the next chunk:
+     * SILT_ECANCELED ("interrupted"), *rows_out = the rows written before
+     * it (0 for a table), `output` removed. */
+    silt_progress_fn progress;
+    void *progress_ctx;
 } silt_sql_opts;
 
 /* Runs one SQL statement (DuckDB dialect) over the datasets of `ws`. Every
@@ -430,7 +447,8 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts);
  * exactly as silt_sql runs one query (its own views and engine, the same
  * confinement: no state such as SET or temporary tables carries over), every
  * result written in opts->format to the same output (in the table format an
- * empty line separates results). Stops at the first statement that fails;
+ * empty line separates results; the compact JSON shapes json-aos/soa/aoa
+ * are followed by a newline each). Stops at the first statement that fails;
  * its message is prefixed "statement N: " (N from 1). With opts->output all
  * results go to that one file (removed when a statement fails); parquet
  * needs a script of exactly one statement. A script without statements is

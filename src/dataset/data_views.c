@@ -405,7 +405,10 @@ int silt_dataset_tail(silt_dataset *ds, uint64_t n, const silt_sql_opts *opts)
                              .path = opts ? opts->output : NULL,
                              .rows_out = opts ? opts->rows_out : NULL,
                              .max_width = opts ? opts->max_width : 0,
-                             .op_column = vocab.op}; /* the table shows +A/-R/-C/+C */
+                             .op_column = vocab.op, /* the table shows +A/-R/-C/+C */
+                             .progress = opts ? opts->progress : NULL,
+                             .progress_ctx = opts ? opts->progress_ctx : NULL,
+                             .phase = "tail"};
         rc = silt_query_exec(e, sql, &qo);
     }
     if (e)

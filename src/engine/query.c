@@ -99,6 +99,8 @@ typedef struct qout {
     qcol *cols;
     const silt_query_out *o;
     silt_buf cell; /* scratch: the current value */
+    uint64_t bytes;   /* written so far (table: rendered) */
+    uint64_t written; /* rows written so far (table: 0 until its lines are out) */
 } qout;
 
 static void qout_close(qout *q)
@@ -159,6 +161,23 @@ static int render_cell(qout *q, duckdb_data_chunk chunk, size_t c, idx_t row, si
  * returns the number of rows (>= 0) or an error. */
 typedef int (*row_fn)(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg);
 
+/* Reports n rows (and q->bytes) to o->progress; `last`: every row is in
+ * (total = done; its answer is not asked for). Returns nonzero when the
+ * callback asks to stop. */
+static int report(qout *q, uint64_t n, bool last)
+{
+    const silt_query_out *o = q->o;
+    if (!o->progress)
+        return 0;
+    silt_progress p = {.phase = o->phase ? o->phase : "sql", .unit = "rows", .done = n,
+                       .total = last ? n : 0, .bytes = q->bytes};
+    int stop = o->progress(o->progress_ctx, &p);
+    return last ? 0 : stop;
+}
+
+/* Calls row_fn(q, chunk, row, arg) for every row of the result in order,
+ * reporting progress after every chunk; returns the number of rows (>= 0)
+ * or an error (SILT_ECANCELED when the progress callback asked to stop). */
 static int64_t for_each_row(qout *q, row_fn fn, void *arg)
 {
     int64_t n = 0;
@@ -171,6 +190,8 @@ static int64_t for_each_row(qout *q, row_fn fn, void *arg)
         duckdb_destroy_data_chunk(&chunk);
         if (rc < 0)
             return rc;
+        if (report(q, (uint64_t)n, false))
+            return silt_err(SILT_ECANCELED, "interrupted");
     }
     return n;
 }
@@ -198,10 +219,11 @@ typedef struct stream_arg {
     uint64_t n;
 } stream_arg;
 
-static int flush_line(stream_arg *a)
+static int flush_line(qout *q, stream_arg *a)
 {
     if (a->line.len)
         fwrite(a->line.data, 1, a->line.len, a->f);
+    q->bytes += a->line.len;
     silt_buf_clear(&a->line);
     return 0;
 }
@@ -220,7 +242,9 @@ static int csv_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
     }
     if (rc == 0)
         rc = silt_buf_putc(&a->line, '\n');
-    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(a);
+    if (rc == 0)
+        q->written++;
+    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(q, a);
 }
 
 static int json_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
@@ -242,7 +266,9 @@ static int json_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
     }
     if (rc == 0)
         rc = silt_buf_puts(&a->line, array ? "}" : "}\n");
-    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(a);
+    if (rc == 0)
+        q->written++;
+    return rc ? (rc == SILT_ENOMEM ? silt_err(rc, "sql: out of memory") : rc) : flush_line(q, a);
 }
 
 static int64_t write_stream(FILE *f, qout *q)
@@ -262,12 +288,16 @@ static int64_t write_stream(FILE *f, qout *q)
             silt_buf_free(&a.line);
             return silt_err(SILT_ENOMEM, "sql: out of memory");
         }
-        flush_line(&a);
+        flush_line(q, &a);
     }
     int64_t n = for_each_row(q, q->o->fmt == SILT_QFMT_CSV ? csv_row : json_row, &a);
     silt_buf_free(&a.line);
-    if (n >= 0 && q->o->fmt == SILT_QFMT_JSON)
+    if (n >= 0 && q->o->fmt == SILT_QFMT_JSON) {
         fputs(n ? "\n]\n" : "[]\n", f);
+        q->bytes += 3; /* "\n]\n" or "[]\n" */
+    }
+    if (n >= 0)
+        report(q, (uint64_t)n, true);
     return n;
 }
 
@@ -310,8 +340,11 @@ static int shape_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
     }
     if (rc == 0 && fmt != SILT_QFMT_JSON_SOA) {
         rc = silt_buf_puts(&line, fmt == SILT_QFMT_JSON_AOA ? "]" : "}");
-        if (rc == 0)
+        if (rc == 0) {
             fwrite(line.data, 1, line.len, a->f);
+            q->bytes += line.len + (a->n > 0);
+            q->written++;
+        }
     }
     silt_buf_free(&line);
     a->n++;
@@ -331,6 +364,7 @@ static int64_t write_shapes(FILE *f, qout *q)
             return silt_err(SILT_ENOMEM, "sql: out of memory");
     } else {
         fputc('[', f);
+        q->bytes++;
     }
     int64_t n = for_each_row(q, shape_row, &a);
     if (n >= 0 && soa) {
@@ -349,7 +383,10 @@ static int64_t write_shapes(FILE *f, qout *q)
         fputc('}', f);
     } else if (n >= 0) {
         fputc(']', f);
+        q->bytes++;
     }
+    if (n >= 0)
+        report(q, (uint64_t)n, true);
     for (size_t c = 0; soa && c < q->ncols; c++)
         silt_buf_free(&a.cols[c]);
     free(a.cols);
@@ -390,6 +427,7 @@ static int table_row(qout *q, duckdb_data_chunk chunk, idx_t row, void *arg)
             return rc;
         t->cells[t->n++] = (tcell){t->text.len - q->cell.len, q->cell.len, null};
     }
+    q->bytes = t->text.len - 1; /* the rendered values (text starts with a NUL) */
     return 0;
 }
 
@@ -528,7 +566,9 @@ static int64_t write_table(FILE *f, qout *q)
             w[c] = natural[c];
         }
         fit_widths(w, ncols, q->o->max_width);
+        report(q, (uint64_t)nrows, true); /* before the first line: a progress line can be erased */
         put_table(f, q, &t, (size_t)nrows, w, natural);
+        q->written = (uint64_t)nrows;
     }
     free(w);
     free(t.cells);
@@ -594,11 +634,11 @@ static int write_text(duckdb_result *res, const silt_query_out *o)
         int64_t n = o->fmt == SILT_QFMT_TABLE      ? write_table(f, &q)
                     : o->fmt >= SILT_QFMT_JSON_AOS ? write_shapes(f, &q)
                                                    : write_stream(f, &q);
-        qout_close(&q);
         if (n < 0)
             rc = (int)n;
-        else if (o->rows_out)
-            *o->rows_out = (uint64_t)n;
+        if (o->rows_out && (n >= 0 || n == SILT_ECANCELED))
+            *o->rows_out = n >= 0 ? (uint64_t)n : q.written;
+        qout_close(&q);
     }
     if ((fflush(f) != 0 || ferror(f)) && rc == 0)
         rc = silt_err(SILT_EIO, "%s: write error: %s", o->path ? o->path : "output", strerror(errno));

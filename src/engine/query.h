@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "silt.h"
 
 typedef enum silt_qfmt {
     SILT_QFMT_TABLE = 0,
@@ -78,6 +79,16 @@ typedef struct silt_query_out {
     size_t max_width;
     const char *op_column;
     const silt_query_page *page; /* NULL = every row */
+    /* Progress of the text formats (may be NULL; silt.h, silt_sql_opts):
+     * called after every chunk of result rows with phase `phase`, unit
+     * "rows", done = rows written (table: rendered), bytes = bytes written
+     * (table: of the rendered values), and once more with total = done when
+     * every row is in (the table before its first line). A nonzero return
+     * (except to that last call) stops the output: SILT_ECANCELED
+     * "interrupted", *rows_out = the rows written before it. */
+    silt_progress_fn progress;
+    void *progress_ctx;
+    const char *phase;
 } silt_query_out;
 
 /* Runs exactly one SQL statement and writes its result as `o` says (see

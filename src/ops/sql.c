@@ -486,7 +486,10 @@ static int run_limited(silt_engine *e, const char *query, silt_qfmt fmt, const s
                          .path = opts ? opts->output : NULL,
                          .rows_out = opts ? opts->rows_out : NULL,
                          .max_width = opts ? opts->max_width : 0,
-                         .page = &page};
+                         .page = &page,
+                         .progress = opts ? opts->progress : NULL,
+                         .progress_ctx = opts ? opts->progress_ctx : NULL,
+                         .phase = "sql"};
     if (rc == 0)
         rc = silt_query_exec(e, query, &qo);
     bool fired = silt_engine_watch_stop(w);
@@ -606,14 +609,15 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
 }
 
 /* Runs statement i of n; in the table format an empty line follows every
- * result but the last. */
+ * result but the last; the compact JSON shapes (which end without a
+ * newline) are followed by one each: one document a line. */
 static int script_statement(silt_workspace *ws, const char *stmt, size_t i, size_t n, silt_qfmt fmt,
                             const silt_sql_opts *o)
 {
     int rc = silt_sql(ws, stmt, o);
     if (rc < 0)
         return silt_err_context(rc, "statement %zu", i + 1);
-    if (fmt == SILT_QFMT_TABLE && i + 1 < n)
+    if ((fmt == SILT_QFMT_TABLE && i + 1 < n) || fmt >= SILT_QFMT_JSON_AOS)
         fputc('\n', o->out ? o->out : stdout);
     return 0;
 }

@@ -195,6 +195,14 @@ print(r if isinstance(r,str) else json.dumps(r,separators=(",",":"),sort_keys=Tr
 
 # info NAME EXPR: jget EXPR over `silt --json info NAME`
 info() { "$SILT" --json info "$1" | jget "$2"; }
+# text_time T: the stored RFC 3339 UTC time T as text output shows it, with
+# milliseconds (2024-01-02T03:04:05Z -> 2024-01-02T03:04:05.000Z; docs/cli.md)
+text_time() {
+    local t=$1 f=""
+    case "$t" in *.*Z) f=${t#*.}; f=${f%Z} ;; esac
+    f="${f}000"
+    printf '%s.%sZ\n' "${t:0:19}" "${f:0:3}"
+}
 
 done_tests() {
     echo "$T_NAME: $T_PASS checks passed"

@@ -2,6 +2,9 @@
 # --as-of REF on every reading command (sql, tail, schema, files, cat, log):
 # a block hash or a unique prefix, a sequence number, an RFC 3339 time or a
 # transaction rid; --at stays as an alias; bad references fail with one line.
+# An 8-character prefix ("f1620" + 3 hex digits: 12 bits) shared by two
+# blocks is ambiguous for every command, changes nothing, and a longer
+# prefix that is unique resolves to its block.
 source "$(dirname "$0")/lib.sh"
 
 ok init
@@ -79,4 +82,84 @@ ok --json files docs --as-of 2030-02-02T12:00:00Z
 assert_eq "$(jget "d[0]['size']" <<<"$OUT")" 3 "files --as-of time"
 fails_like 1 "--as-of '2030-02-01T12:00:00Z': no transaction was committed at or before block" \
     files docs --as-of 2030-02-01T12:00:00Z
+
+# ---- an ambiguous prefix -------------------------------------------------------------------------------
+# Blocks are made with SetInfo events (silt append, 100 blocks a call) until
+# two blocks of the dataset share their first 8 characters: 12 bits, so
+# expected after ~80 blocks; the chance of none in 1,500 is below 1e-100.
+# collide NAME: sets P (a prefix of 8 characters shared by two blocks of
+# NAME), H (the newer of them), LONG (the shortest prefix of H no other
+# block has) and SEQ_H (its sequence number)
+collide() {
+    local name=$1 made=0 i
+    while [ "$made" -lt 1500 ]; do
+        for i in $(seq 1 100); do printf 'kind: SetInfo\ndescription: "%s %d"\n' "$name" $((made + i)) >"info-$i.yaml"; done
+        ok append "$name" info-*.yaml
+        made=$((made + 100))
+        ok --json log "$name"
+        read -r P H LONG SEQ_H < <(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+seen = {}
+for b in d:  # newest first
+    p = b["hash"][:8]
+    if p in seen:
+        h = seen[p]
+        n = 9
+        while sum(1 for o in d if o["hash"].startswith(h["hash"][:n])) > 1:
+            n += 1
+        print(p, h["hash"], h["hash"][:n], h["sequenceNumber"])
+        break
+    seen[p] = b
+' <<<"$OUT")
+        [ -n "${P:-}" ] && return 0
+    done
+    fail "no two of $made blocks of $name share 8 characters"
+}
+SILT_FAKE_SYSTEM_TIME=2030-03-01T00:00:00Z ok new amb --push-source csv --schema 'city STRING, n BIGINT'
+SILT_FAKE_SYSTEM_TIME=2030-03-02T00:00:00Z ok ingest amb a.csv
+P=""
+collide amb
+[ "${#P}" -eq 8 ] && [ "${#LONG}" -ge 9 ] && [ "${H:0:8}" = "$P" ] || fail "collide: '$P' '$H' '$LONG'"
+pass
+SILT_FAKE_SYSTEM_TIME=2030-03-03T00:00:00Z ok ingest amb b.csv
+MSG="silt: --as-of '$P' is ambiguous in amb: it is a prefix of several blocks (give more characters)"
+before=$(ws_snapshot)
+fails 1 "$MSG" tail amb --as-of "$P"
+fails 1 "$MSG" log amb --as-of "$P"
+fails 1 "$MSG" schema amb --as-of "$P"
+fails 1 "$MSG" sql 'SELECT count(*) FROM amb' --as-of "amb=$P"
+ws_compare "$before" "ambiguous --as-of"
+# with --json: the error object
+run --json tail amb --as-of "$P"
+assert_eq "$RC" 1
+assert_eq "$ERR" "{\"error\":{\"code\":\"INVALID\",\"message\":\"--as-of '$P' is ambiguous in amb: it is a prefix of several blocks (give more characters)\"}}"
+# the longer prefix is that block (only the a.csv row before the b.csv ingest)
+ok --json log amb --as-of "$LONG" -n 1
+assert_eq "$(jget "d[0]['hash']" <<<"$OUT")" "$H" "log --as-of a unique longer prefix"
+ok tail amb --as-of "$LONG" --format csv
+assert_eq "$(printf '%s\n' "$OUT" | cut -d, -f5,6)" $'city,n\nA,1' "tail --as-of the longer prefix"
+ok sql 'SELECT count(*) AS n FROM amb' --as-of "amb=$LONG" --format csv
+assert_eq "$OUT" $'n\n1' "sql --as-of NAME=the longer prefix"
+ok schema amb --as-of "$LONG"
+assert_contains "$OUT" "city: "
+# a files dataset: files, cat, schema, log
+SILT_FAKE_SYSTEM_TIME=2030-04-01T00:00:00Z ok new famb --files
+printf 'one' >x.txt
+SILT_FAKE_SYSTEM_TIME=2030-04-02T00:00:00Z ok upload famb x.txt
+P=""
+collide famb
+printf 'two' >x.txt
+SILT_FAKE_SYSTEM_TIME=2030-04-03T00:00:00Z ok upload famb x.txt
+MSG="silt: --as-of '$P' is ambiguous in famb: it is a prefix of several blocks (give more characters)"
+before=$(ws_snapshot)
+fails 1 "$MSG" files famb --as-of "$P"
+fails 1 "$MSG" cat famb x.txt --as-of "$P"
+fails 1 "$MSG" schema famb --as-of "$P"
+fails 1 "$MSG" log famb --as-of "$P"
+ws_compare "$before" "ambiguous --as-of (files)"
+ok cat famb x.txt --as-of "$LONG"
+assert_eq "$OUT" one "cat --as-of the longer prefix: the first upload"
+ok --json log famb --as-of "$LONG" -n 1
+assert_eq "$(jget "d[0]['hash']" <<<"$OUT")" "$H" "files: log --as-of the longer prefix"
 done_tests

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # test_cli_json.sh — the machine-readable contract of `silt --json`
-# (docs/cli.md): every command answers with one JSON document on stdout
-# whose keys are exactly the documented ones; the key set is one rule (a
+# (docs/cli.md): every command answers with one JSON document on stdout,
+# one compact line (one layout), whose keys are exactly the documented ones; the key set is one rule (a
 # dataset is "name"/"id"/"rid", a transaction "rid", a reference to a
 # transaction "transactionRid"); with --json an error is one line
 # {"error":{"code","message"}} on stderr with the usual exit code; `ingest
 # --format` is a deprecated alias of --input-format.
 . "$(dirname "$0")/lib.sh"
 
-# keys CMD...: runs `silt --json CMD...`, which must succeed, and sets KEYS to
-# the sorted keys of the document (of its first element for an array)
+# compact: $OUT is one JSON document on one line in the compact layout
+# (no space after ',' and ':', no indentation; docs/cli.md, "one layout")
+compact() {
+    assert_eq "$(printf '%s\n' "$OUT" | wc -l)" "1" "'silt --json $*': one line"
+    printf '%s' "$OUT" | python3 -c 'import json,sys
+s=sys.stdin.read()
+c=json.dumps(json.loads(s),separators=(",",":"),ensure_ascii=False)
+sys.exit(0 if s==c else "not compact: "+s[:200])' || fail "'silt --json $*': not the compact layout"
+    pass
+}
+# keys CMD...: runs `silt --json CMD...`, which must succeed and answer one
+# compact line, and sets KEYS to the sorted keys of the document (of its
+# first element for an array)
 keys() {
     ok --json "$@"
+    compact "$@"
     KEYS=$(printf '%s' "$OUT" | python3 -c 'import json,sys
 d=json.load(sys.stdin)
 if isinstance(d,list): d=d[0]
@@ -175,6 +187,7 @@ assert_eq "$OUT" "[]" "txn recover --json (nothing abandoned)"
 echo three >c.txt
 expect_keys 'block,dataset,files,rid,status,type' upload raw c.txt
 UP=$(printf '%s' "$OUT" | jget 'd["rid"]')
+keys schema raw  # the schema of a files dataset's entries: one compact line too
 # a file entry REFERS to its transaction: transactionRid
 expect_keys 'contentHash,contentType,path,size,status,time,transactionRid,transactionType' files raw
 assert_eq "$(printf '%s' "$OUT" | jget '[[f["path"], f["transactionRid"]] for f in d]')" \
@@ -209,5 +222,37 @@ ws_compare "$before" "failed --json commands"
 # without --json the same errors stay text
 fails 1 "silt: dataset 'nope' not found" info nope
 fails 2 "silt: unknown command 'frobnicate' (see 'silt help')" frobnicate
+
+# ---- text output: every time in one precision (RFC 3339 UTC, milliseconds, Z) ---------
+# times_ms CMD...: `silt CMD...` succeeds, shows at least one time, and every
+# time it shows is YYYY-MM-DDTHH:MM:SS.mmmZ
+times_ms() {
+    ok "$@"
+    local all bad
+    all=$(printf '%s\n' "$OUT" | grep -oE '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z' || true)
+    [ -n "$all" ] || fail "'silt $*' shows no time: $OUT"
+    bad=$(printf '%s\n' "$all" | grep -vE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$' || true)
+    [ -z "$bad" ] || fail "'silt $*' shows times not in milliseconds: $bad"
+    pass
+}
+export SILT_FAKE_SYSTEM_TIME=2024-05-01T00:00:00Z
+ok new clock --push-source csv --schema 'id BIGINT'
+printf 'id\n1\n' >clock.csv
+ok ingest clock clock.csv --event-time 2024-04-01T10:20:30Z
+assert_eq "$OUT" "clock: 1 new record (offsets 0..0), watermark 2024-04-01T10:20:30.000Z" "ingest: the watermark in ms"
+ok pull dumps --set-watermark 2030-01-01T00:00:00Z
+assert_eq "$OUT" "dumps: watermark set to 2030-01-01T00:00:00.000Z" "pull --set-watermark: in ms"
+times_ms log clock
+assert_contains "$OUT" "  2024-05-01T00:00:00.000Z  f1620"
+times_ms log clock -n 1 --detail
+assert_contains "$OUT" "        watermark:    2024-04-01T10:20:30.000Z"
+times_ms log dumps -n 1 --detail
+assert_contains "$OUT" "2030-01-01T00:00:00.000Z"
+times_ms info clock
+times_ms list
+times_ms txn list raw
+ok token create clk
+times_ms token list
+unset SILT_FAKE_SYSTEM_TIME
 
 done_tests

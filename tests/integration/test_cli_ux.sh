@@ -147,7 +147,7 @@ ok new people --push-source csv
 assert_eq "$OUT" "Created people ($(info people 'd["id"]')) with push source 'default' (csv, append)" "new --push-source csv"
 assert_eq "$("$SILT" log people --json | jget 'd[0]["event"]')" '{"kind":"AddPushSource","merge":{"kind":"Append"},"read":{"header":true,"inferSchema":true,"kind":"Csv"},"sourceName":"default"}' "AddPushSource of new --push-source csv"
 ok ingest people people.csv
-assert_eq "$OUT" "people: 2 new records (offsets 0..1), watermark 2024-01-02T03:04:05Z" "first ingest"
+assert_eq "$OUT" "people: 2 new records (offsets 0..1), watermark 2024-01-02T03:04:05.000Z" "first ingest"
 expect_sql 'SELECT "offset", id, name, amount FROM people' "rows of the first ingest" <<'CSV'
 offset,id,name,amount
 0,1,ann,1.5
@@ -181,7 +181,7 @@ for f in json:Json geojson:GeoJson ndgeojson:NdGeoJson parquet:Parquet; do
 done
 ok sql "SELECT 1 AS k" --format parquet --output k.parquet
 ok ingest fmt-parquet k.parquet
-assert_eq "$OUT" "fmt-parquet: 1 new record (offsets 0..0), watermark 2024-01-02T03:04:05Z" "parquet push source"
+assert_eq "$OUT" "fmt-parquet: 1 new record (offsets 0..0), watermark 2024-01-02T03:04:05.000Z" "parquet push source"
 # bad options: usage errors (exit 2) or one-line errors (exit 1), nothing created
 before=$(ws_snapshot)
 fails 2 "silt: new: --merge ledger needs --key COLUMN (the primary key; repeat for several) (see 'silt help')" new x1 --push-source csv --merge ledger
@@ -216,7 +216,7 @@ fails 1 "silt: ingest into 'late': late.csv: row 20481 (line 20482), column 'n':
 ws_compare "$before" "misfit after the inferSchema sample"
 ok new late2 --push-source csv --schema 'n DOUBLE, s STRING'
 ok ingest late2 late.csv
-assert_eq "$OUT" "late2: 20481 new records (offsets 0..20480), watermark 2024-01-02T03:04:05Z" "declared schema reads it"
+assert_eq "$OUT" "late2: 20481 new records (offsets 0..20480), watermark 2024-01-02T03:04:05.000Z" "declared schema reads it"
 unset SILT_FAKE_SYSTEM_TIME
 
 # =============================================================================
@@ -332,7 +332,7 @@ assert_eq "$(printf '%s\n' "$OUT" | sed -E 's/^ *([0-9]+)  [^ ]+  [^ ]+  /\1 /')
         data:         $PH ($SIZE bytes)
         logical hash: $LH
         checkpoint:   $CH ($CS bytes)
-        watermark:    2024-02-03T04:05:06Z
+        watermark:    2024-02-03T04:05:06.000Z
         source state: -
 4 SetDataSchema
         fields:       offset, op, system_time, event_time, id, item

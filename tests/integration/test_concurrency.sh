@@ -59,7 +59,7 @@ for w in $(seq 1 "$PROCS"); do
     [ -f "$T_DIR/landed.$w" ] || continue
     while read -r line; do
         d="${line}"
-        grep -qF -- "\"description\": \"$d\"" <<<"$OUT" || fail "landed append '$d' missing from the log"
+        grep -qF -- "\"description\":\"$d\"" <<<"$OUT" || fail "landed append '$d' missing from the log"
     done <"$T_DIR/landed.$w"
 done
 pass

@@ -87,7 +87,7 @@ id;name;score;ok;day;at;note
 1;'a;b';1.5;true;31/12/2020;2020-12-31 10:00:00;NA
 2;'it\'s';NA;false;01/01/2021;2021-01-01 00:00:01;'x'
 EOF
-expect_ingest "csvopts: 2 new records (offsets 0..1), watermark 2021-06-01T00:00:00Z" \
+expect_ingest "csvopts: 2 new records (offsets 0..1), watermark 2021-06-01T00:00:00.000Z" \
     csvopts opts.csv --event-time 2021-06-01T00:00:00Z
 expect_sql 'SELECT * EXCLUDE (system_time) FROM csvopts' "Csv options: rows" <<'EOF'
 offset,op,event_time,id,name,score,ok,day,at,note
@@ -295,7 +295,7 @@ AREA: Option<Float64>
 geometry: Option<String>" "EsriShapefile: dbf types"
 # --format naming the source's own format keeps its read step (subPath too)
 run ingest shp shapes.zip --input-format shp --event-time 2020-01-01T00:00:00Z
-assert_eq "$RC:$OUT" "0:shp: 3 new records (offsets 3..5), watermark 2020-01-01T00:00:00Z" \
+assert_eq "$RC:$OUT" "0:shp: 3 new records (offsets 3..5), watermark 2020-01-01T00:00:00.000Z" \
     "--format shp keeps the source's subPath"
 expect_sql 'SELECT "offset", "NAME" FROM shp WHERE "offset" >= 3 ORDER BY "offset"' "--format shp: b/more.shp again" <<'EOF'
 offset,NAME
@@ -443,7 +443,7 @@ x,3,2020-01-02T00:00:00Z
 y,1,2020-01-05T00:00:00Z
 z,2,2020-01-01T00:00:00Z
 EOF
-expect_ingest "app: 3 new records (offsets 0..2), watermark 2020-01-05T00:00:00Z" app app1.csv
+expect_ingest "app: 3 new records (offsets 0..2), watermark 2020-01-05T00:00:00.000Z" app app1.csv
 S1=$(slice_file app)
 run sql "SELECT name FROM parquet_schema('$S1') WHERE type IS NOT NULL" --format csv --unsafe-file-access
 assert_eq "$OUT" "name
@@ -483,7 +483,7 @@ EOF
     echo 'b,a,event_time'
     for i in $(seq 1 3000); do echo "v$((i % 5)),$i,2019-12-01T00:00:00Z"; done
 } >app2.csv
-expect_ingest "app: 3000 new records (offsets 3..3002), watermark 2020-01-05T00:00:00Z" app app2.csv
+expect_ingest "app: 3000 new records (offsets 3..3002), watermark 2020-01-05T00:00:00.000Z" app app2.csv
 E=$(footer_encodings "$(slice_file app)")
 assert_eq "$(printf '%s\n' "$E" | sed -n 2,4p)" "offset,DELTA_BINARY_PACKED
 op,RLE_DICTIONARY
@@ -510,7 +510,7 @@ cat >app3.csv <<'EOF'
 b,a,event_time,extra
 w,4,2020-02-01T00:00:00Z,true
 EOF
-expect_ingest "app: 1 new record (offsets 3003..3003), watermark 2020-02-01T00:00:00Z" app app3.csv
+expect_ingest "app: 1 new record (offsets 3003..3003), watermark 2020-02-01T00:00:00.000Z" app app3.csv
 assert_eq "$(log_get app "[b['event']['kind'] for b in d][:2]")" '["AddData","SetDataSchema"]' \
     "schema gains a column: SetDataSchema then AddData"
 assert_eq "$(log_get app "[f['name'] for f in d[1]['event']['schema']['fields']]")" \
@@ -563,7 +563,7 @@ add_ds etdate <<'EOF'
         kind: Append
 EOF
 printf 'event_time,v\n2020-03-01,1\n2020-02-01,2\n' >etdate.csv
-expect_ingest "etdate: 2 new records (offsets 0..1), watermark 2020-03-01T00:00:00Z" etdate etdate.csv
+expect_ingest "etdate: 2 new records (offsets 0..1), watermark 2020-03-01T00:00:00.000Z" etdate etdate.csv
 assert_eq "$(footer_types "$(slice_file etdate)")" "$SYS_COLS
 event_time,INT32,DATE,
 v,INT64,INT_64," "date event time: DATE in the footer"
@@ -631,7 +631,7 @@ add_ds vocab <<'EOF'
         kind: Append
 EOF
 printf '{"ts": "2020-01-01T00:00:00Z", "v": 1}\n' >vocab.ndjson
-expect_ingest "vocab: 1 new record (offsets 0..0), watermark 2020-01-01T00:00:00Z" vocab vocab.ndjson
+expect_ingest "vocab: 1 new record (offsets 0..0), watermark 2020-01-01T00:00:00.000Z" vocab vocab.ndjson
 expect_sql 'SELECT * EXCLUDE (sys) FROM vocab' "SetVocab renames every system column" <<'EOF'
 off,opx,ts,v
 0,0,2020-01-01T00:00:00Z,1
@@ -780,7 +780,7 @@ offset,op,event_time,country,city,population
 0,0,2020-01-01T00:00:00Z,CA,Vancouver,2581000
 1,0,2020-01-01T00:00:00Z,US,Seattle,3433000
 EOF
-expect_ingest "snap: 2 new records (offsets 2..3), watermark 2021-01-01T00:00:00Z" snap s2.csv --event-time 2021-01-01T00:00:00Z
+expect_ingest "snap: 2 new records (offsets 2..3), watermark 2021-01-01T00:00:00.000Z" snap s2.csv --event-time 2021-01-01T00:00:00Z
 expect_sql 'SELECT "offset", op, event_time, country, city, population FROM snap' "Snapshot round 2: -C (old event time) / +C" <<'EOF'
 offset,op,event_time,country,city,population
 0,0,2020-01-01T00:00:00Z,CA,Vancouver,2581000
@@ -912,7 +912,7 @@ id,v
 a,1
 b,2
 EOF
-expect_ingest "chlog: 4 new records (offsets 2..5), watermark 2020-01-02T00:00:00Z" chlog ch2.ndjson
+expect_ingest "chlog: 4 new records (offsets 2..5), watermark 2020-01-02T00:00:00.000Z" chlog ch2.ndjson
 expect_sql 'SELECT "offset", op, event_time, id, v FROM chlog' "ChangelogStream passes rows through in order" <<'EOF'
 offset,op,event_time,id,v
 0,0,2020-01-01T00:00:00Z,a,1

@@ -101,7 +101,7 @@ assert_eq "$OUT" "$BASE_ROWS" "previous data intact after every failure"
 # standard input: '-' works, and names the input '-' in errors
 printf 'id,name,event_time\n5,e,2020-01-02T00:00:00Z\n' >stdin.csv
 run ingest csv - <stdin.csv
-assert_eq "$RC:$OUT" "0:csv: 1 new record (offsets 1..1), watermark 2020-01-02T00:00:00Z" "ingest from stdin '-'"
+assert_eq "$RC:$OUT" "0:csv: 1 new record (offsets 1..1), watermark 2020-01-02T00:00:00.000Z" "ingest from stdin '-'"
 run ingest csv <stdin.csv
 assert_eq "$RC:$OUT" "0:csv: up to date" "ingest from stdin without '-' (already seen)"
 BEFORE=$(ws_snapshot)

@@ -14,7 +14,13 @@
 #    was not committed; the dataset verifies and holds exactly those files;
 #    the next pull ingests the rest;
 #  - Ctrl-C during an ingest or an upload: exit 130, nothing committed, the
-#    workspace as before.
+#    workspace as before;
+#  - sql and tail writing a result (csv, json, ndjson, table; to a pipe or
+#    --output FILE) draw "sql: N rows, BYTES, RATE, Ts elapsed" ("tail
+#    NAME: …") after every chunk of 2048 rows, BYTES being exactly what was
+#    written so far, and erase it; -q and a redirected stderr: nothing;
+#    Ctrl-C: exit 130, one line with the rows written (those rows are on
+#    stdout; an --output file is removed), the workspace as before.
 source "$(dirname "$0")/lib.sh"
 
 PTY=(python3 "$SILT_SOURCE_DIR/tests/tools/pty_progress.py")
@@ -71,7 +77,7 @@ t0=$(date +%s%N)
 pty tty.bin -- "$SILT" pull many
 t1=$(date +%s%N)
 assert_eq "$RC" "0" "pull on a terminal"
-assert_eq "$OUT" "many: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "many: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 L=$(lines_of tty.bin)
 assert_contains "$L" "pull many: "
 has_line tty.bin "^pull many: [0-9]+/20 files, [0-9]+ records, [0-9]+ B of $TOTAL_BYTES B, [0-9.]+ [KMG]?i?B/s, ETA [0-9]+s \[f-00[0-9][0-9]\.csv\]$"
@@ -90,13 +96,13 @@ set +e
 RC=$?
 set -e
 assert_eq "$RC" "0"
-assert_eq "$(cat plain.out)" "plain: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$(cat plain.out)" "plain: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 assert_eq "$(wc -c <plain.err)" "0" "stderr redirected: empty"
 
 # ---- -q: nothing on the terminal, warnings still there -------------------------
 pty tty.bin -- "$SILT" -q pull quiet
 assert_eq "$RC" "0"
-assert_eq "$OUT" "quiet: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "quiet: 40 new records (offsets 0..39), watermark 2024-05-01T00:00:00.000Z"
 assert_eq "$(wc -c <tty.bin)" "0" "-q: the terminal stays empty"
 printf 'id,v\n0,z\n' >"$DROP/f-0000.csv"
 pty tty.bin -- "$SILT" --quiet pull quiet
@@ -151,7 +157,7 @@ n,last
 $((2 * K)),$((K + 100))
 CSV
 ok pull intr
-assert_eq "$OUT" "intr: $((40 - 2 * K)) new records (offsets $((2 * K))..39), watermark 2024-05-01T00:00:00Z"
+assert_eq "$OUT" "intr: $((40 - 2 * K)) new records (offsets $((2 * K))..39), watermark 2024-05-01T00:00:00.000Z"
 expect_sql 'select count(*) as n, count(distinct id) as ids from intr' <<'CSV'
 n,ids
 40,40
@@ -187,4 +193,120 @@ assert_eq "$OUT" ""
 assert_eq "$(lines_of tty.bin | grep '^silt: ')" "silt: interrupted: upload to 'raw': 0 of 30 files committed; the upload was rolled back, nothing of it was committed"
 ws_compare "$before" "an interrupted upload"
 ok verify raw
+# ---- sql / tail output ---------------------------------------------------------------
+# kib N: N bytes as the progress line shows them
+kib() { awk -v b="$1" 'BEGIN { if (b < 1024) printf "%d B", b; else printf "%.1f KiB", b / 1024 }'; }
+# expect_rows FILE PREFIX OUTFILE SKIP N...: the progress lines of FILE are
+# exactly "PREFIX: N rows, <bytes of the first N rows of OUTFILE after SKIP
+# header lines>, RATE, Ts elapsed" for each N, in order
+expect_rows() {
+    local tty=$1 prefix=$2 outf=$3 skip=$4 want="" n
+    shift 4
+    for n in "$@"; do
+        want+="$prefix: $n rows, $(kib "$(head -n $((n + skip)) "$outf" | wc -c)"), RATE, Ts elapsed"$'\n'
+    done
+    got=$(lines_of "$tty" | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')
+    assert_eq "$got" "${want%$'\n'}" "progress lines of $prefix"
+    assert_eq "$(tail -c 4 "$tty" | od -An -c | tr -s ' ')" ' \r 033 [ K' "$prefix: line erased"
+}
+Q="SELECT range AS i, 'v' || range AS s FROM range(5000)"
+pty tty.bin -- "$SILT" sql "$Q" --format csv
+assert_eq "$RC" "0"
+"$SILT" sql "$Q" --format csv >plain.csv 2>plain.err
+assert_eq "$OUT" "$(cat plain.csv)" "csv on stdout as without a terminal"
+assert_eq "$(wc -c <plain.err)" "0" "sql, stderr redirected: no progress"
+expect_rows tty.bin sql plain.csv 1 2048 4096 5000
+pty tty.bin -- "$SILT" sql "$Q" --format ndjson --output q.ndjson
+assert_eq "$RC" "0"
+assert_eq "$OUT" ""
+expect_rows tty.bin sql q.ndjson 0 2048 4096 5000
+# json: "[\n{…},\n…"; the first N rows are N+1 lines without the ",\n" of the last
+pty tty.bin -- "$SILT" sql "$Q" --format json
+"$SILT" sql "$Q" --format json >q.json
+assert_eq "$OUT" "$(cat q.json)"
+want=""
+for n in 2048 4096 5000; do
+    want+="sql: $n rows, $(kib $(($(head -n $((n + 1)) q.json | wc -c) - 2))), RATE, Ts elapsed"$'\n'
+done
+assert_eq "$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')" "${want%$'\n'}" "json progress"
+# --json: one compact line; the bytes are those of "[" and the first N objects
+pty tty.bin -- "$SILT" --json sql "$Q"
+assert_eq "$RC" "0"
+want=$(printf '%s' "$OUT" | python3 -c '
+import json, subprocess, sys
+rows = json.loads(sys.stdin.read())
+for n in (2048, 4096, 5000):
+    b = 1 + len(",".join(json.dumps(r, separators=(",", ":")) for r in rows[:n]))
+    print("sql: %d rows, %s, RATE, Ts elapsed" % (n, subprocess.run(["awk", "-v", "b=%d" % b, "BEGIN { printf \"%.1f KiB\", b / 1024 }"], capture_output=True, text=True).stdout))
+')
+assert_eq "$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')" "$want" "--json progress"
+# table: the rows rendered (their values' bytes); erased before the first line
+pty tty.bin -- "$SILT" sql "SELECT range AS i FROM range(5000)"
+assert_eq "$RC" "0"
+assert_eq "$(printf '%s\n' "$OUT" | sed -n '3p;$p' | tr '\n' ' ')" "   0 4999 " "table rows"
+rendered() { seq 0 $(($1 - 1)) | tr -d '\n' | wc -c; }
+assert_eq "$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$//' | tr '\n' '|')" \
+    "sql: 2048 rows, $(kib "$(rendered 2048)")|sql: 4096 rows, $(kib "$(rendered 4096)")|sql: 5000 rows, $(kib "$(rendered 5000)")|" "table progress"
+assert_eq "$(tail -c 4 tty.bin | od -An -c | tr -s ' ')" ' \r 033 [ K' "table: line erased"
+# -q: nothing
+pty tty.bin -- "$SILT" -q sql "$Q" --format csv
+assert_eq "$RC" "0"
+assert_eq "$(wc -c <tty.bin)" "0" "sql -q: the terminal stays empty"
+# tail
+add_ds events <<'YAML'
+    - kind: AddPushSource
+      sourceName: default
+      read:
+        kind: Csv
+        header: true
+        ddlSchema: [id BIGINT, v STRING]
+      merge:
+        kind: Append
+YAML
+seq 1 5000 | awk 'BEGIN { print "id,v" } { print $1 ",e" $1 }' >events.csv
+ok ingest events events.csv
+pty tty.bin -- "$SILT" tail events -n 5000 --format csv
+assert_eq "$RC" "0"
+"$SILT" tail events -n 5000 --format csv >tail.csv 2>tail.err
+assert_eq "$OUT" "$(cat tail.csv)"
+assert_eq "$(wc -c <tail.err)" "0" "tail, stderr redirected: no progress"
+expect_rows tty.bin "tail events" tail.csv 1 2048 4096 5000
+pty tty.bin -- "$SILT" --quiet tail events -n 5000 --format csv
+assert_eq "$(wc -c <tty.bin)" "0" "tail -q: the terminal stays empty"
+
+# Ctrl-C while writing: the rows written so far are on stdout, one line says
+# how many; an --output file is removed
+BIG="SELECT range AS i, repeat('x', 20) AS s FROM range(3000000)"
+before=$(ws_snapshot)
+pty tty.bin --interrupt-on 'sql: 8192 rows' -- "$SILT" sql "$BIG" --format csv
+assert_eq "$RC" "130" "sql: exit code after Ctrl-C"
+SUMMARY=$(lines_of tty.bin | grep '^silt: ' || true)
+re='^silt: interrupted: sql: ([0-9]+) rows written to stdout$'
+[[ "$SUMMARY" =~ $re ]] || fail "summary line: '$SUMMARY'"
+pass
+N=${BASH_REMATCH[1]}
+[ "$N" -ge 8192 ] && [ "$N" -lt 3000000 ] && [ $((N % 2048)) -eq 0 ] || fail "interrupted after $N rows"
+pass
+assert_eq "$(printf '%s\n' "$OUT" | wc -l)" "$((N + 1))" "the header and the $N rows are on stdout"
+assert_eq "$(printf '%s\n' "$OUT" | tail -n 1)" "$((N - 1)),xxxxxxxxxxxxxxxxxxxx" "the last row written is whole"
+pty tty.bin --interrupt-on 'sql: 8192 rows' -- "$SILT" sql "$BIG" --format ndjson --output big.ndjson
+assert_eq "$RC" "130"
+SUMMARY=$(lines_of tty.bin | grep '^silt: ' || true)
+re="^silt: interrupted: sql: ([0-9]+) rows written; 'big.ndjson' was removed\$"
+[[ "$SUMMARY" =~ $re ]] || fail "summary line: '$SUMMARY'"
+pass
+[ ! -e big.ndjson ] || fail "big.ndjson left behind"
+pass
+ws_compare "$before" "an interrupted sql"
+seq 1 300000 | awk 'BEGIN { print "id,v" } { print $1 ",e" $1 }' >events2.csv
+ok ingest events events2.csv
+before=$(ws_snapshot)
+pty tty.bin --interrupt-on 'tail events: [0-9]{5,} rows' -- "$SILT" tail events -n 305000 --format csv
+assert_eq "$RC" "130" "tail: exit code after Ctrl-C"
+SUMMARY=$(lines_of tty.bin | grep '^silt: ' || true)
+re="^silt: interrupted: tail 'events': ([0-9]+) rows written to stdout\$"
+[[ "$SUMMARY" =~ $re ]] || fail "summary line: '$SUMMARY'"
+pass
+assert_eq "$(printf '%s\n' "$OUT" | wc -l)" "$((BASH_REMATCH[1] + 1))" "tail: the rows written are on stdout"
+ws_compare "$before" "an interrupted tail"
 done_tests

@@ -47,7 +47,7 @@ add_ds snap <<YAML
         primaryKey: [id]
 YAML
 ok pull snap
-assert_eq "$OUT" "snap: 3 new records (offsets 0..2), watermark 2020-01-01T00:00:00Z"
+assert_eq "$OUT" "snap: 3 new records (offsets 0..2), watermark 2020-01-01T00:00:00.000Z"
 assert_eq "$(last_access)" "200 31" "first GET"
 ok pull snap
 assert_eq "$OUT" "snap: up to date"
@@ -59,7 +59,7 @@ assert_contains "$OUT" "kind: odf/etag"
 printf 'id,name,v\n1,a,11\n3,c,30\n4,d,40\n' >"$WWW/snap.csv"
 touch -d '2020-02-01 00:00:00 UTC' "$WWW/snap.csv"
 ok pull snap
-assert_eq "$OUT" "snap: 4 new records (offsets 3..6), watermark 2020-02-01T00:00:00Z"
+assert_eq "$OUT" "snap: 4 new records (offsets 3..6), watermark 2020-02-01T00:00:00.000Z"
 expect_sql 'select "offset", op, event_time, id, name, v from snap order by "offset"' <<'CSV'
 offset,op,event_time,id,name,v
 0,0,2020-01-01T00:00:00Z,1,a,10
@@ -76,7 +76,7 @@ assert_eq "$(last_access)" "304 0"
 # the file is touched but unchanged in content: fetched, nothing new, state moved -> one block without data
 touch -d '2020-03-01 00:00:00 UTC' "$WWW/snap.csv"
 ok pull snap
-assert_eq "$OUT" "snap: 0 new records, watermark 2020-02-01T00:00:00Z"
+assert_eq "$OUT" "snap: 0 new records, watermark 2020-02-01T00:00:00.000Z"
 ok pull snap --json
 assert_eq "$(printf '%s' "$OUT" | python3 -c 'import json,sys;d=json.load(sys.stdin)[0];print(d["name"],d["upToDate"],d["records"])')" "snap True 0"
 ok verify snap
@@ -96,7 +96,7 @@ add_ds moved <<YAML
         primaryKey: [id]
 YAML
 ok pull moved
-assert_eq "$OUT" "moved: 3 new records (offsets 0..2), watermark 2020-03-01T00:00:00Z"
+assert_eq "$OUT" "moved: 3 new records (offsets 0..2), watermark 2020-03-01T00:00:00.000Z"
 
 # ---- gzip and zip ---------------------------------------------------------------------
 cp "$SILT_FIXTURES/pull/data.csv.gz" "$SILT_FIXTURES/pull/multi.zip" "$WWW/"
@@ -160,7 +160,7 @@ add_ds zipped <<YAML
         primaryKey: [id]
 YAML
 ok pull zipped
-assert_eq "$OUT" "zipped: 2 new records (offsets 0..1), watermark $(date -u -r "$WWW/multi.zip" +%Y-%m-%dT%H:%M:%SZ)"
+assert_eq "$OUT" "zipped: 2 new records (offsets 0..1), watermark $(date -u -r "$WWW/multi.zip" +%Y-%m-%dT%H:%M:%S.000Z)"
 expect_sql 'select id, name from zipped order by id' <<'CSV'
 id,name
 1,a
@@ -207,7 +207,7 @@ add_ds piped <<YAML
         primaryKey: [id]
 YAML
 ok pull piped
-assert_eq "$OUT" "piped: 2 new records (offsets 0..1), watermark 2020-06-01T00:00:00Z"
+assert_eq "$OUT" "piped: 2 new records (offsets 0..1), watermark 2020-06-01T00:00:00.000Z"
 expect_sql 'select "offset", op, id, name from piped' <<'CSV'
 offset,op,id,name
 0,0,7,x
@@ -292,7 +292,7 @@ add_ds evolve <<YAML
         primaryKey: [id]
 YAML
 ok pull evolve
-assert_eq "$OUT" "evolve: 2 new records (offsets 0..1), watermark 2020-01-01T00:00:00Z"
+assert_eq "$OUT" "evolve: 2 new records (offsets 0..1), watermark 2020-01-01T00:00:00.000Z"
 printf '{"id":1,"v":10}\n{"id":3,"v":"three"}\n' >"$WWW/evolve.json"
 touch -d '2020-01-02 00:00:00 UTC' "$WWW/evolve.json"
 H0=$(head_of evolve)
@@ -304,7 +304,7 @@ assert_eq "$(head_of evolve)" "$H0" "dataset unchanged after an incompatible sch
 printf '{"id":1,"v":10}\n{"id":3,"v":30}\n' >"$WWW/evolve.json"
 touch -d '2020-01-03 00:00:00 UTC' "$WWW/evolve.json"
 ok pull evolve
-assert_eq "$OUT" "evolve: 1 new record (offsets 2..2), watermark 2020-01-03T00:00:00Z"
+assert_eq "$OUT" "evolve: 1 new record (offsets 2..2), watermark 2020-01-03T00:00:00.000Z"
 expect_sql 'select "offset", id, v from evolve' <<'CSV'
 offset,id,v
 0,1,10
@@ -314,7 +314,7 @@ CSV
 
 # ---- --set-watermark, --all, usage -------------------------------------------------------------------
 ok pull snap --set-watermark 2021-01-01T00:00:00Z
-assert_eq "$OUT" "snap: watermark set to 2021-01-01T00:00:00Z"
+assert_eq "$OUT" "snap: watermark set to 2021-01-01T00:00:00.000Z"
 fails 1 "silt: --set-watermark 2020-01-01T00:00:00Z: the watermark of 'snap' is already 2021-01-01T00:00:00Z" pull snap --set-watermark 2020-01-01T00:00:00Z
 ok verify snap
 run pull --all

@@ -46,7 +46,7 @@ assert_eq "$(head_of dumps)" "$H0" "unchanged after an empty glob"
 printf 'id,city,population\n1,Vancouver,2581000\n2,Seattle,3433000\n' >"$DROP/dump-2020-01-01.csv"
 printf 'id,city,population\n1,Vancouver,2606000\n2,Seattle,3433000\n' >"$DROP/dump-2020-02-01.csv"
 ok pull dumps
-assert_eq "$OUT" "dumps: 4 new records (offsets 0..3), watermark 2020-02-01T00:00:00Z"
+assert_eq "$OUT" "dumps: 4 new records (offsets 0..3), watermark 2020-02-01T00:00:00.000Z"
 run log dumps
 assert_eq "$(printf '%s\n' "$OUT" | grep -c ' AddData$')" "2" "one AddData per file"
 run log dumps -n 1 --yaml
@@ -62,7 +62,7 @@ printf 'id,city,population\n1,Vancouver,2606000\n3,Portland,650000\n' >"$DROP/du
 # added): the pull says so, and the already ingested ones are not mentioned
 printf 'id,city,population\n9,Old,1\n' >"$DROP/dump-2019-12-31.csv"
 ok pull dumps
-assert_eq "$OUT" "dumps: 2 new records (offsets 4..5), watermark 2020-03-01T00:00:00Z"
+assert_eq "$OUT" "dumps: 2 new records (offsets 4..5), watermark 2020-03-01T00:00:00.000Z"
 assert_eq "$ERR" "silt: warning: pull 'dumps': file 'dump-2019-12-31.csv' sorts before the last ingested 'dump-2020-02-01.csv' and will not be read; rename it or reset the source"
 expect_sql 'select "offset", op, event_time, id, city, population from dumps' <<'CSV'
 offset,op,event_time,id,city,population
@@ -84,7 +84,7 @@ printf 'id,city,population\n7,Nowhere,1\n' >"$DROP/dump-latest.csv"
 printf 'id,city,population\n1,Vancouver,2606000\n3,Portland,652000\n' >"$DROP/dump-2020-04-01.csv"
 H0=$(head_of dumps)
 ok pull dumps
-assert_eq "$OUT" "dumps: 2 new records (offsets 6..7), watermark 2020-04-01T00:00:00Z"
+assert_eq "$OUT" "dumps: 2 new records (offsets 6..7), watermark 2020-04-01T00:00:00.000Z"
 assert_eq "$ERR" "silt: warning: pull 'dumps': skipping 'dump-latest.csv': event time pattern 'dump-(\\d+-\\d+-\\d+)\\.csv' does not match 'dump-latest.csv'
 silt: warning: pull 'dumps': file 'dump-2019-12-31.csv' sorts before the last ingested 'dump-2020-03-01.csv' and will not be read; rename it or reset the source"
 run log dumps -n 2 --yaml
@@ -186,7 +186,7 @@ spec:
 YAML
 ok add cf.yaml
 ok pull cf
-assert_eq "$OUT" "cf: 2 new records (offsets 0..1), watermark 2021-01-02T00:00:00Z"
+assert_eq "$OUT" "cf: 2 new records (offsets 0..1), watermark 2021-01-02T00:00:00.000Z"
 assert_eq "$ERR" "silt: warning: pull 'cf': skipping 'c-soon.csv': event time of 'c-soon.csv': cannot parse 'soon' with timestamp format 'dd.MM.yyyy'"
 expect_sql 'select "offset", event_time, id from cf' <<'CSV'
 offset,event_time,id
@@ -232,7 +232,7 @@ content:
 YAML
 ok add gz.yaml
 ok pull parts
-assert_eq "$OUT" "parts: 2 new records (offsets 0..1), watermark 2021-01-02T00:00:00Z"
+assert_eq "$OUT" "parts: 2 new records (offsets 0..1), watermark 2021-01-02T00:00:00.000Z"
 expect_sql 'select "offset", event_time, id, name from parts' <<'CSV'
 offset,event_time,id,name
 0,2020-12-31T00:00:00Z,2,b

@@ -107,7 +107,7 @@ assert_eq "$(head_of rates)" "$H0" "unchanged after failures"
 export SILT_SECRET_BANK_TOKEN=$TOKEN
 ok pull rates
 no_secret "first pull"
-assert_eq "$OUT" "rates: 3 new records (offsets 0..2), watermark 2021-01-01T00:00:00Z"
+assert_eq "$OUT" "rates: 3 new records (offsets 0..2), watermark 2021-01-01T00:00:00.000Z"
 assert_eq "$(last_access)" "200 31 /private/rates.csv" "first GET"
 ok pull rates
 assert_eq "$OUT" "rates: up to date"
@@ -118,7 +118,7 @@ assert_contains "$OUT" "kind: odf/etag"
 printf 'id,name,v\n1,a,11\n3,c,30\n4,d,40\n' >"$WWW/private/rates.csv"
 touch -d '2021-02-01 00:00:00 UTC' "$WWW/private/rates.csv"
 ok pull rates
-assert_eq "$OUT" "rates: 4 new records (offsets 3..6), watermark 2021-02-01T00:00:00Z"
+assert_eq "$OUT" "rates: 4 new records (offsets 3..6), watermark 2021-02-01T00:00:00.000Z"
 expect_sql 'select "offset", op, event_time, id, name, v from rates order by "offset"' <<'CSV'
 offset,op,event_time,id,name,v
 0,0,2021-01-01T00:00:00Z,1,a,10
@@ -179,7 +179,7 @@ fails 1 "silt: pull 'query': source 'query-src': $T_DIR/.silt/secrets.yaml: mode
 chmod 600 .silt/secrets.yaml
 ok pull query
 no_secret "query pull"
-assert_eq "$OUT" "query: 2 new records (offsets 0..1), watermark 2022-03-04T05:06:07Z"
+assert_eq "$OUT" "query: 2 new records (offsets 0..1), watermark 2022-03-04T05:06:07.000Z"
 assert_eq "$(last_access)" "200 12 /q/data.csv" "query GET"
 expect_sql 'select "offset", op, event_time, k, v from query order by "offset"' <<'CSV'
 offset,op,event_time,k,v
@@ -244,7 +244,7 @@ assert_eq "$(head_of cities)" "$H0" "unchanged after an empty glob"
 printf 'city,population\nVancouver,2581000\nSeattle,3433000\n' >"$DROP/pop-2019.csv"
 printf 'city,population\nVancouver,2606000\nSeattle,3433000\n' >"$DROP/pop-2020.csv"
 ok pull cities
-assert_eq "$OUT" "cities: 4 new records (offsets 0..3), watermark 2020-01-01T00:00:00Z"
+assert_eq "$OUT" "cities: 4 new records (offsets 0..3), watermark 2020-01-01T00:00:00.000Z"
 run log cities -n 1 --yaml
 assert_contains "$OUT" "sourceName: city-dumps"
 assert_contains "$OUT" "value: pop-2020.csv"
@@ -252,7 +252,7 @@ ok pull cities
 assert_eq "$OUT" "cities: up to date"
 printf 'city,population\nVancouver,2642000\nPortland,2512000\n' >"$DROP/pop-2021.csv"
 ok pull cities
-assert_eq "$OUT" "cities: 4 new records (offsets 4..7), watermark 2021-01-01T00:00:00Z"
+assert_eq "$OUT" "cities: 4 new records (offsets 4..7), watermark 2021-01-01T00:00:00.000Z"
 expect_sql 'select "offset", op, event_time, city, population from cities order by "offset"' <<'CSV'
 offset,op,event_time,city,population
 0,0,2019-01-01T00:00:00Z,Seattle,3433000
@@ -395,7 +395,7 @@ assert_contains "$OUT" "value: part-1.csv"
     printf '11,110\n'
 } >"$SPLIT/part-2.csv"
 ok pull split
-assert_eq "$OUT" "split: 7 new records (offsets 10..16), watermark $(run log split -n 1 --yaml; printf '%s\n' "$OUT" | sed -n 's/^ *newWatermark: *//p' | tr -d "'\"")"
+assert_eq "$OUT" "split: 7 new records (offsets 10..16), watermark $(text_time "$(run log split -n 1 --yaml; printf '%s\n' "$OUT" | sed -n 's/^ *newWatermark: *//p' | tr -d "'\"")")"
 assert_eq "$(intervals)" "0..2 3..5 6..8 9..9 10..13 14..16" "pairs never split"
 expect_sql 'select "offset", op, id, v from split where "offset" >= 10 order by "offset"' <<'CSV'
 offset,op,id,v
@@ -448,7 +448,7 @@ YAML
 ok add both-flow.yaml
 ok pull both
 assert_eq "$ERR" "silt: warning: pull 'both': flow 'both' (source 'split-src') supersedes the SetPollingSource of the dataset's chain" "flow wins warning"
-assert_eq "$OUT" "both: 17 new records (offsets 0..16), watermark $(run info both --json; printf '%s' "$OUT" | python3 -c 'import json,sys;print(json.load(sys.stdin)["watermark"])')" "flow ingested both part files"
+assert_eq "$OUT" "both: 17 new records (offsets 0..16), watermark $(text_time "$(run info both --json; printf '%s' "$OUT" | python3 -c 'import json,sys;print(json.load(sys.stdin)["watermark"])')")" "flow ingested both part files"
 expect_sql 'select count(*) as n, max(id) as m from "both"' <<'CSV'
 n,m
 17,11
@@ -461,9 +461,9 @@ printf 'city,population\nVancouver,2642000\nPortland,2600000\n' >"$DROP/pop-2022
 ok pull --all
 no_secret "pull --all"
 assert_eq "$OUT" "both: up to date
-cities: 2 new records (offsets 8..9), watermark 2022-01-01T00:00:00Z
+cities: 2 new records (offsets 8..9), watermark 2022-01-01T00:00:00.000Z
 piped: up to date
-query: 1 new record (offsets 2..2), watermark 2022-05-01T00:00:00Z
+query: 1 new record (offsets 2..2), watermark 2022-05-01T00:00:00.000Z
 rates: up to date
 split: up to date" "pull --all"
 

@@ -163,7 +163,7 @@ DATASETS+=(web)
 check_clean "add web"
 ok pull web
 check_clean "pull web 1"
-assert_eq "$OUT" "web: 3 new records (offsets 0..2), watermark 2021-01-01T00:00:00Z"
+assert_eq "$OUT" "web: 3 new records (offsets 0..2), watermark 2021-01-01T00:00:00.000Z"
 assert_eq "$(last_access)" "200 20" "first GET"
 assert_eq "$(state_of web)" 'silt:sealed:"v1-${qkey}"' "the echoed ETag is stored sealed"
 # the next pull sends the real ETag back: 304, nothing fetched
@@ -184,7 +184,7 @@ for _ in $(seq 50); do
 done
 ok pull web
 check_clean "pull web 3"
-assert_eq "$OUT" "web: 2 new records (offsets 3..4), watermark 2021-02-01T00:00:00Z"
+assert_eq "$OUT" "web: 2 new records (offsets 3..4), watermark 2021-02-01T00:00:00.000Z"
 assert_eq "$(last_access)" "200 20" "GET after the ETag changed"
 assert_eq "$(state_of web)" 'silt:sealed:"v2-${qkey}"' "the new ETag is stored sealed"
 ok pull web
@@ -250,7 +250,7 @@ DATASETS+=(drop)
 check_clean "add drop"
 ok pull drop
 check_clean "pull drop 1"
-assert_eq "$OUT" "drop: 4 new records (offsets 0..3), watermark 2020-01-01T00:00:00Z"
+assert_eq "$OUT" "drop: 4 new records (offsets 0..3), watermark 2020-01-01T00:00:00.000Z"
 assert_eq "$(state_of drop)" 'silt:sealed:${ftok}-2020.csv' "the file name is stored sealed"
 ok pull drop
 check_clean "pull drop 2"
@@ -260,7 +260,7 @@ printf 'city,population\nOld,1\n' >"$IN/$FTOK-2018.csv"
 printf 'city,population\nVancouver,2642000\nPortland,2512000\n' >"$IN/$FTOK-2021.csv"
 ok pull drop
 check_clean "pull drop 3"
-assert_eq "$OUT" "drop: 4 new records (offsets 4..7), watermark 2021-01-01T00:00:00Z"
+assert_eq "$OUT" "drop: 4 new records (offsets 4..7), watermark 2021-01-01T00:00:00.000Z"
 assert_eq "$ERR" "silt: warning: pull 'drop': file '***-2018.csv' sorts before the last ingested '***-2020.csv' and will not be read; rename it or reset the source" "the warning is redacted"
 assert_eq "$(state_of drop)" 'silt:sealed:${ftok}-2021.csv' "state after the third pull"
 rm "$IN/$FTOK-2018.csv"

@@ -28,9 +28,18 @@ assert_eq "$OUT" '{"n":1,"s":"a"}
 {"n":2,"s":"b"}' "ndjson format"
 
 ok --json sql "SELECT 1 AS a"
+assert_eq "$OUT" '[{"a":1}]' "--json: the rows as one compact line"
+ok --json sql "SELECT range AS a FROM range(3)" --output j.json
+assert_eq "$OUT" "" "--json --output: nothing on stdout"
+assert_eq "$(cat j.json)" '[{"a":0},{"a":1},{"a":2}]' "--json --output: the same line in the file"
+assert_eq "$(tail -c 1 j.json | od -An -c | tr -d ' ')" '\n' "ends with a newline"
+ok --json sql "SELECT 1 AS a" --format json
 assert_eq "$OUT" '[
 {"a":1}
-]' "--json means --format json"
+]' "--format json stays the data format (one row a line)"
+printf 'SELECT 1 AS a; SELECT 2 AS b;' | "$SILT" --json sql - >"$T_DIR/script.out"
+assert_eq "$(cat "$T_DIR/script.out")" '[{"a":1}]
+[{"b":2}]' "--json script: one line per statement"
 
 ok sql "SELECT DATE '2020-02-03' AS d, TIMESTAMP_NS '2020-01-01 00:00:00.123456789' AS ns" --format csv
 assert_eq "$OUT" 'd,ns

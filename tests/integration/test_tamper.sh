@@ -30,7 +30,7 @@ printf 'id,name\n1,a\n' >"$T_DIR/a.csv"
 printf 'id,name\n1,a\n2,b\n' >"$T_DIR/b.csv"
 printf 'id,name\n1,b\n' >"$T_DIR/c.csv"
 ok ingest snap "$T_DIR/a.csv"
-assert_eq "$OUT" "snap: 1 new record (offsets 0..0), watermark $(info snap 'd["watermark"]')" "first ingest"
+assert_eq "$OUT" "snap: 1 new record (offsets 0..0), watermark $(text_time "$(info snap 'd["watermark"]')")" "first ingest"
 
 ds_dir() { echo "$T_DIR/ws/.silt/datasets/$(info "$1" 'd["id"][8:]')"; }
 D=$(ds_dir snap)

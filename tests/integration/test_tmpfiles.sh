@@ -96,7 +96,7 @@ delete tmp/$LEFT (leftover of process $INGEST, which has exited)" "gc removes th
 assert_eq "$(tmp_entries)" "" "nothing left in .silt/tmp"
 # a successful stdin ingest leaves nothing either
 head -n 1001 "$T_DIR/big.csv" | "$SILT" ingest big - >"$T_DIR/.out" 2>&1 || fail "ingest from stdin: $(cat "$T_DIR/.out")"
-assert_eq "$(cat "$T_DIR/.out")" "big: 1000 new records (offsets 0..999), watermark $(info big 'd["watermark"]')"
+assert_eq "$(cat "$T_DIR/.out")" "big: 1000 new records (offsets 0..999), watermark $(text_time "$(info big 'd["watermark"]')")"
 assert_eq "$(tmp_entries)" "" "a finished stdin ingest leaves nothing"
 no_tmp_leftovers "stdin ingest"
 
@@ -124,7 +124,7 @@ assert_eq "$(tmp_entries)" "" "the next command removed the killed ingest's left
 # a transcoding ingest that finishes leaves nothing
 head -n 500 "$T_DIR/big.ndjson" >"$T_DIR/small.ndjson"
 ok ingest big "$T_DIR/small.ndjson" --input-format ndjson
-assert_eq "$OUT" "big: 500 new records (offsets 1000..1499), watermark $(info big 'd["watermark"]')"
+assert_eq "$OUT" "big: 500 new records (offsets 1000..1499), watermark $(text_time "$(info big 'd["watermark"]')")"
 assert_eq "$(tmp_entries)$(spill_entries | grep -E "$SCRATCH_RE" || true)" "" "a finished transcoding ingest leaves nothing"
 no_tmp_leftovers "transcoding ingest"
 
@@ -193,7 +193,7 @@ assert_eq "$(tmp_entries)" "$SLOW_DIR" "commands leave the running ingest's dire
 kill "$WRITER"
 wait "$WRITER" 2>/dev/null || true
 wait "$SLOW" || fail "the concurrent ingest failed: $(cat "$T_DIR/slow.out")"
-assert_eq "$(cat "$T_DIR/slow.out")" "big: 100 new records (offsets 1500..1599), watermark $(info big 'd["watermark"]')" "the concurrent ingest finished"
+assert_eq "$(cat "$T_DIR/slow.out")" "big: 100 new records (offsets 1500..1599), watermark $(text_time "$(info big 'd["watermark"]')")" "the concurrent ingest finished"
 assert_eq "$(tmp_entries)" "" "and cleaned up"
 no_tmp_leftovers "concurrent ingest"
 

@@ -361,7 +361,7 @@ PY
 [ "$(wc -c <big.yaml)" -eq 33554432 ] || fail "big.yaml is not 32 MiB"
 ok add big.yaml
 run --json info big
-assert_contains "$OUT" '"blocks": 2,' "32 MiB manifest added"
+assert_contains "$OUT" '"blocks":2,' "32 MiB manifest added"
 printf ' ' >>big.yaml
 sed -i 's/name: big$/name: big2/' big.yaml
 before=$(tree_sum .silt)

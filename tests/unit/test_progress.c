@@ -2,7 +2,10 @@
  * (silt_progress_fn): the counters a FilesGlob pull, an ingest, an upload
  * and verify report, and a callback asking to stop — a pull stops before
  * the next file with exactly the files before it committed, an ingest and
- * an upload commit nothing — with SILT_ECANCELED. */
+ * an upload commit nothing — with SILT_ECANCELED; and the output hook of
+ * silt_sql: one report per chunk of 2048 rows with the bytes written so
+ * far, a last one with total = done, and a stop after the rows written
+ * (the output file removed, a table writing nothing). */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -230,12 +233,93 @@ static void test_upload_cancel_and_verify(void **state)
     silt_put_list_free(l);
 }
 
+/* Bytes of the first n lines of `text`. */
+static uint64_t bytes_of_lines(const char *text, uint64_t n)
+{
+    const char *p = text;
+    for (uint64_t i = 0; i < n && p; i++) {
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return p ? (uint64_t)(p - text) : strlen(text);
+}
+
+static void test_sql_output_progress(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/q.csv", g_dir);
+    calls c = {0};
+    uint64_t rows = 99;
+    silt_sql_opts o = {.format = "csv", .output = path, .rows_out = &rows, .progress = record, .progress_ctx = &c};
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(5000)", &o), 0);
+    assert_int_equal(rows, 5000);
+    size_t len = 0;
+    char *text = tu_read_file(path, &len);
+    assert_non_null(text);
+    assert_int_equal(c.n, 4);
+    static const uint64_t done[] = {2048, 4096, 5000, 5000}, total[] = {0, 0, 0, 5000};
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(c.v[i].phase, "sql");
+        assert_string_equal(c.v[i].unit, "rows");
+        assert_int_equal(c.v[i].done, done[i]);
+        assert_int_equal(c.v[i].total, total[i]);
+        assert_int_equal(c.v[i].bytes, bytes_of_lines(text, done[i] + 1)); /* + the header */
+    }
+    assert_int_equal(c.v[3].bytes, len);
+    free(text);
+
+    /* a stop after the second chunk: SILT_ECANCELED, the file removed */
+    memset(&c, 0, sizeof c);
+    c.stop_at_done = 4096;
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(100000)", &o), SILT_ECANCELED);
+    assert_string_equal(silt_error_last(), "interrupted");
+    assert_int_equal(rows, 4096);
+    assert_int_equal(c.n, 2);
+    struct stat st;
+    assert_int_equal(stat(path, &st), -1);
+
+    /* the same to a stream: exactly the rows written are there */
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    memset(&c, 0, sizeof c);
+    c.stop_at_done = 2048;
+    silt_sql_opts so = {.format = "ndjson", .out = f, .rows_out = &rows, .progress = record, .progress_ctx = &c};
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(100000)", &so), SILT_ECANCELED);
+    assert_int_equal(rows, 2048);
+    assert_int_equal(ftell(f), (long)c.v[0].bytes);
+    fclose(f);
+
+    /* a table: the rows rendered; a stop writes nothing */
+    f = tmpfile();
+    assert_non_null(f);
+    memset(&c, 0, sizeof c);
+    so.format = "table";
+    so.out = f;
+    c.stop_at_done = 2048;
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(5000)", &so), SILT_ECANCELED);
+    assert_int_equal(rows, 0);
+    assert_int_equal(ftell(f), 0);
+    assert_int_equal(c.v[0].bytes, 10 + 90 * 2 + 900 * 3 + 1048 * 4); /* the digits of 0..2047 */
+    /* a table of no rows: one report, total = done = 0 */
+    memset(&c, 0, sizeof c);
+    c.stop_at_done = 0;
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(0)", &so), 0);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.v[0].done, 0);
+    assert_int_equal(c.v[0].total, 0);
+    assert_true(ftell(f) > 0);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pull_cancel),
         cmocka_unit_test(test_ingest_cancel),
         cmocka_unit_test(test_upload_cancel_and_verify),
+        cmocka_unit_test(test_sql_output_progress),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
