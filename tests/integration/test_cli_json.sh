@@ -128,7 +128,7 @@ expect_keys "appended,file,head,$DS" append people info.yaml
 assert_eq "$(printf '%s' "$OUT" | jget '[d["name"], d["appended"], d["file"]]')" '["people",1,"info.yaml"]' "append --json values"
 keys verify people
 assert_eq "$(printf '%s' "$OUT" | jget '[d[0]["name"], d[0]["valid"]]')" '["people",true]' "verify --json"
-Y=$(ls "$SILT_FIXTURES"/odf-golden/case*.yaml | head -n 1)
+Y=$(ls "$SILT_FIXTURES"/odf-golden/case*.yaml | sed -n 1p)
 expect_keys 'hash' block hash "$Y"
 assert_eq "$(printf '%s' "$OUT" | jget 'd["hash"]')" "f1620$(tr -d '\n' <"${Y%.yaml}.hash")" "block hash --json"
 ok --json sources

@@ -19,14 +19,15 @@ done
 # RUNPATH relative to the binary, never into the build or source tree
 RP=$(readelf -d "$P/bin/silt" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 assert_eq "$RP" '$ORIGIN/../lib' "RUNPATH"
-readelf -d "$P/bin/silt" | grep -q "$SILT_SOURCE_DIR" && fail "the installed binary refers to the source tree"
+grep -qF "$SILT_SOURCE_DIR" <<<"$(readelf -d "$P/bin/silt")" && fail "the installed binary refers to the source tree"
 pass
 
 # move the tree (relocatable), then use it from another directory
 mv "$P" "$T_DIR/moved"
 P="$T_DIR/moved"
 mkdir -p "$T_DIR/elsewhere" && cd "$T_DIR/elsewhere"
-ldd "$P/bin/silt" | grep -q "libduckdb.so => $P/bin/../lib/libduckdb.so" || fail "libduckdb not from the install: $(ldd "$P/bin/silt")"
+LDD=$(ldd "$P/bin/silt")
+grep -qF "libduckdb.so => $P/bin/../lib/libduckdb.so" <<<"$LDD" || fail "libduckdb not from the install: $(ldd "$P/bin/silt")"
 pass
 env -u LD_LIBRARY_PATH "$P/bin/silt" --version >out.txt || fail "installed silt does not run"
 assert_eq "$(cat out.txt)" "silt 0.1.0" "installed --version"

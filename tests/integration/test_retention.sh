@@ -75,7 +75,7 @@ fails 1 "silt: file 'A' was purged by retention (transaction $T3)" cat ex A --at
 # an object removed without a purge record is corruption
 DS=$(dirname "$(dirname "$(grep -lx ex .silt/datasets/*/info/alias)")")
 ok files ex --json
-H=$(printf '%s' "$OUT" | grep -o 'f1620[0-9a-f]*' | head -1)
+H=$(printf '%s' "$OUT" | grep -o 'f1620[0-9a-f]*' | sed -n 1p)
 rm "$DS/data/$H"
 run verify ex
 assert_eq "$RC" 1

@@ -150,13 +150,13 @@ walk() {
         WALKED=$((WALKED + 1))
         "$SILT" block decode "$dest/blocks/$h" >"$T_DIR/.blk.yaml" || fail "walk: block $h does not decode"
         for obj in $(sed -n 's/^ *physicalHash: *//p' "$T_DIR/.blk.yaml"); do
-            if grep -q "newCheckpoint:" "$T_DIR/.blk.yaml" && grep -A3 "newCheckpoint:" "$T_DIR/.blk.yaml" | grep -q "$obj"; then
+            if grep -q "newCheckpoint:" "$T_DIR/.blk.yaml" && [[ "$(grep -A3 "newCheckpoint:" "$T_DIR/.blk.yaml")" == *"$obj"* ]]; then
                 fetch_object "$name" checkpoints "$obj" "$dest"
             else
                 fetch_object "$name" data "$obj" "$dest"
             fi
         done
-        prev=$(sed -n 's/^ *prevBlockHash: *//p' "$T_DIR/.blk.yaml" | head -1)
+        prev=$(sed -n 's/^ *prevBlockHash: *//p' "$T_DIR/.blk.yaml" | sed -n 1p)
         h=$prev
     done
 }

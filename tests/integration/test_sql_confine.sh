@@ -83,7 +83,7 @@ printf 'k\nhidden\n' >o.csv
 ok ingest other o.csv
 POP_DIR="$T_DIR/.silt/datasets/$(info pop 'd["id"]' | sed 's/^did:odf://')"
 OTHER_DIR="$T_DIR/.silt/datasets/$(info other 'd["id"]' | sed 's/^did:odf://')"
-POP_SLICE=$(ls "$POP_DIR"/data/* | head -n 1)
+POP_SLICE=$(ls "$POP_DIR"/data/* | sed -n 1p)
 OTHER_SLICE=$(ls "$OTHER_DIR"/data/*)
 ok sql "COPY (SELECT 'outside' AS s) TO '$T_DIR/outside.parquet' (FORMAT parquet)" --unsafe-file-access
 printf 'a,b\n1,x\n2,y\n' >local.csv

@@ -47,7 +47,7 @@ start_of() { cut -d' ' -f22 "/proc/$1/stat"; }   # (comm of our processes has no
 SCRATCH_RE='^[0-9]+-[0-9]+-[0-9a-f]{8}-[0-9]+-[0-9a-f]{16}$'
 no_tmp_leftovers() { # LABEL: nothing named silt-* in $TMPDIR
     local left
-    left=$(find "$TMPDIR" -mindepth 1 -name 'silt-*' | head -5)
+    left=$(find "$TMPDIR" -mindepth 1 -name 'silt-*' | sed -n 1,5p)
     [ -z "$left" ] || fail "$1: left in \$TMPDIR: $left"
     pass
 }
@@ -75,7 +75,7 @@ T_PIDS+=("$WRITER")
 INGEST=$!
 copied() { # the whole input is in the copy (the writer now stalls)
     local f
-    f=$(find .silt/tmp -mindepth 2 -maxdepth 2 -name stdin | head -1)
+    f=$(find .silt/tmp -mindepth 2 -maxdepth 2 -name stdin | sed -n 1p)
     [ -n "$f" ] && [ "$(stat -c %s "$f")" -ge "$(stat -c %s "$T_DIR/big.csv")" ]
 }
 wait_for copied

@@ -212,7 +212,7 @@ mv data.real "$L/data"
 ok verify led
 
 # ---- item 20: transaction records are checked against the chains ------------------
-R=$(ls "$D/txn" | grep -E '^ri\.silt\.main\.transaction\.[0-9a-f-]+$' | head -1)
+R=$(ls "$D/txn" | grep -E '^ri\.silt\.main\.transaction\.[0-9a-f-]+$' | sed -n 1p)
 cp "$D/txn/$R" rec.saved
 python3 - "$D/txn/$R" <<'EOF'
 import json, sys
