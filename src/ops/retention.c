@@ -156,11 +156,19 @@ static void mark_from_json(silt_retention_mark *m, const json_t *o)
     m->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
 }
 
+/* Sorting: by commit time, then by the order the marks were recorded in
+ * (chain order), so transactions committed within one millisecond keep
+ * the order they were committed in. */
+typedef struct {
+    silt_retention_mark m;
+    size_t seq;
+} seq_mark;
+
 static int cmp_mark(const void *a, const void *b)
 {
-    const silt_retention_mark *x = a, *y = b;
-    int c = strcmp(x->committed, y->committed);
-    return c ? c : strcmp(x->rid, y->rid);
+    const seq_mark *x = a, *y = b;
+    int c = strcmp(x->m.committed, y->m.committed);
+    return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Marks of `marks` (JSON) not recorded as purged in `purged`, sorted. */
@@ -171,9 +179,15 @@ static int marks_out(silt_retention_mark **out, size_t *n, const json_t *marks, 
     json_t *arr = json_object_get(marks, "marks");
     json_t *ptx = json_object_get(purged, "transactions");
     size_t cnt = json_array_size(arr);
-    silt_retention_mark *v = cnt ? calloc(cnt, sizeof *v) : NULL;
-    if (cnt && !v)
+    if (cnt == 0)
+        return 0;
+    seq_mark *sv = calloc(cnt, sizeof *sv);
+    silt_retention_mark *v = calloc(cnt, sizeof *v);
+    if (!sv || !v) {
+        free(sv);
+        free(v);
         return silt_err(SILT_ENOMEM, "out of memory");
+    }
     size_t k = 0, i;
     json_t *o;
     json_array_foreach(arr, i, o)
@@ -181,10 +195,15 @@ static int marks_out(silt_retention_mark **out, size_t *n, const json_t *marks, 
         const char *rid = json_string_value(json_object_get(o, "rid"));
         if (!rid || json_object_get(ptx, rid))
             continue;
-        mark_from_json(&v[k++], o);
+        mark_from_json(&sv[k].m, o);
+        sv[k].seq = k;
+        k++;
     }
     if (k > 1)
-        qsort(v, k, sizeof *v, cmp_mark);
+        qsort(sv, k, sizeof *sv, cmp_mark);
+    for (i = 0; i < k; i++)
+        v[i] = sv[i].m;
+    free(sv);
     if (k == 0) {
         free(v);
         v = NULL;
