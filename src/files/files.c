@@ -223,6 +223,47 @@ int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name)
     return 0;
 }
 
+/* ---- the archetype cache of silt_files_is_files ---------------------------------
+ *
+ * Whether a SetDataSchema block declares the Files archetype is a function
+ * of the block, and a block is named by the hash of its bytes: a
+ * long-running process (silt_process_caches_on) remembers the answer per
+ * schema block hash instead of loading and decoding the block on every
+ * request. A new schema is a new block, a new key. */
+
+#define ARCHETYPE_CACHE_SLOTS 64
+
+static struct {
+    uint8_t hash[SILT_MH_LEN];
+    int is; /* 0 or 1; -1 = free slot */
+} g_arch[ARCHETYPE_CACHE_SLOTS];
+static size_t g_arch_next, g_arch_used;
+static pthread_mutex_t g_arch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 0 / 1 from the cache, or -1 when not cached. */
+static int archetype_cache_get(const uint8_t hash[SILT_MH_LEN])
+{
+    int is = -1;
+    pthread_mutex_lock(&g_arch_lock);
+    for (size_t i = 0; i < g_arch_used && is < 0; i++)
+        if (memcmp(g_arch[i].hash, hash, SILT_MH_LEN) == 0)
+            is = g_arch[i].is;
+    pthread_mutex_unlock(&g_arch_lock);
+    return is;
+}
+
+static void archetype_cache_put(const uint8_t hash[SILT_MH_LEN], int is)
+{
+    pthread_mutex_lock(&g_arch_lock);
+    size_t slot = g_arch_next;
+    g_arch_next = (g_arch_next + 1) % ARCHETYPE_CACHE_SLOTS;
+    if (g_arch_used < ARCHETYPE_CACHE_SLOTS)
+        g_arch_used++;
+    memcpy(g_arch[slot].hash, hash, SILT_MH_LEN);
+    g_arch[slot].is = is;
+    pthread_mutex_unlock(&g_arch_lock);
+}
+
 int silt_files_is_files(silt_dataset *ds)
 {
     int rc = silt_ds_sync(ds);
@@ -230,6 +271,10 @@ int silt_files_is_files(silt_dataset *ds)
         return rc;
     if (!ds->st.schema.present)
         return 0;
+    bool cache = silt_process_caches_on();
+    int known = cache ? archetype_cache_get(ds->st.schema.hash) : -1;
+    if (known >= 0)
+        return known;
     silt_arena *a = silt_arena_new();
     if (!a)
         return SILT_ENOMEM;
@@ -242,6 +287,8 @@ int silt_files_is_files(silt_dataset *ds)
              strstr(s->schema->extra->entries, "\"" ARCHETYPE_KEY "\":\"Files\"") != NULL;
     }
     silt_arena_free(a);
+    if (!rc && cache)
+        archetype_cache_put(ds->st.schema.hash, is);
     return rc ? rc : is;
 }
 
