@@ -56,11 +56,13 @@ static int open_view(srv_req *r, srv_resp *out, fy_ds *d, view_q *q, silt_view *
     if (q->start && !q->end)
         return fy_bad_combination(out, "branchName; endTransactionRid; startTransactionRid + endTransactionRid",
                                   "startTransactionRid", "startTransactionRid needs endTransactionRid");
+    /* d->ds is the master branch already: no second open for it */
+    bool master = !q->branch || strcmp(q->branch, "master") == 0;
     silt_dataset *bds = NULL;
-    int rc = fy_open_branch(r, out, d, q->branch, &bds);
+    int rc = master ? 0 : fy_open_branch(r, out, d, q->branch, &bds);
     if (rc)
         return rc;
-    rc = silt_files_view(v, bds, q->start ? NULL : q->end, q->start, q->start ? q->end : NULL);
+    rc = silt_files_view(v, master ? d->ds : bds, q->start ? NULL : q->end, q->start, q->start ? q->end : NULL);
     if (rc == SILT_ENOTFOUND) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s", silt_error_last());

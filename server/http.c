@@ -37,6 +37,16 @@
 
 #define JSON_BODY_MAX (8u << 20) /* 8 MiB of JSON is far more than any route takes */
 #define DEFAULT_MAX_UPLOAD (16ull << 30)
+#define SMALL_FILE_MAX (64u << 10) /* file bodies up to this go out from memory */
+/* Request line and header fields: at most HEADER_MAX bytes and
+ * HEADER_FIELDS_MAX fields, else our 431. libmicrohttpd parses them in a
+ * per-connection pool of CONN_POOL bytes, cleared on every request (so its
+ * size is paid per request): a request that does not fit it at all gets
+ * libmicrohttpd's own 431 page. HEADER_MAX plus the pool's records of
+ * HEADER_FIELDS_MAX fields and the response header fit CONN_POOL. */
+#define HEADER_MAX (16u << 10)
+#define HEADER_FIELDS_MAX 100u
+#define CONN_POOL (32u << 10)
 
 typedef struct srv_server {
     char *ws_dir;              /* the directory holding .silt */
@@ -278,6 +288,36 @@ static void methods_text(unsigned ms, char *out, size_t cap)
             snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? ", " : "", N[i].name);
 }
 
+typedef struct header_size {
+    size_t bytes, fields;
+} header_size;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    header_size *h = cls;
+    h->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* "key: value\r\n" */
+    h->fields++;
+    return MHD_YES;
+}
+
+/* The 431 of a request whose line and header fields exceed the limits;
+ * false when within them. query_len: the length of the query string. */
+static bool headers_too_large(srv_req *r, srv_resp *o, size_t query_len)
+{
+    header_size h = {strlen(r->method_name) + strlen(r->url) + (query_len ? query_len + 1 : 0) + 12, 0};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &h);
+    if (h.bytes <= HEADER_MAX && h.fields <= HEADER_FIELDS_MAX)
+        return false;
+    json_t *p = json_pack("{s:I,s:I,s:I,s:I}", "sizeBytes", (json_int_t)h.bytes, "maxSizeBytes",
+                          (json_int_t)HEADER_MAX, "fields", (json_int_t)h.fields, "maxFields",
+                          (json_int_t)HEADER_FIELDS_MAX);
+    srv_error(r, o, 431, "INVALID_ARGUMENT", "RequestHeaderFieldsTooLarge", p,
+              "request line and headers of %zu bytes in %zu fields exceed the limit of %u bytes and %u fields", h.bytes,
+              h.fields, HEADER_MAX, HEADER_FIELDS_MAX);
+    return true;
+}
+
 /* Phase 1. Returns true when the request can go on to its body / handler;
  * false when q->resp holds the answer already. */
 static bool begin(srv_server *s, conn_req *q, struct MHD_Connection *c, const char *url, const char *method)
@@ -297,6 +337,8 @@ static bool begin(srv_server *s, conn_req *q, struct MHD_Connection *c, const ch
     }
     int rc = srv_target_parse(&r->target, url, qb.buf);
     free(qb.buf);
+    if (rc == 0 && headers_too_large(r, &q->resp, qb.len))
+        return false;
     if (rc < 0) {
         bool api = strncmp(url, "/api/", 5) == 0;
         if (api)
@@ -444,6 +486,34 @@ static void stream_free(void *cls)
     free(holder);
 }
 
+/* A small file's response from memory (NULL: send it from the fd). MHD
+ * sends an fd response's header and body as two writes (sendfile), and the
+ * second one waits for the client's delayed ACK (Nagle): up to 40 ms for a
+ * 4 KiB file. One buffer goes out with its header in one write. */
+static struct MHD_Response *small_file(srv_resp *o)
+{
+    size_t n = (size_t)o->fd_size, got = 0;
+    char *buf = malloc(n ? n : 1);
+    if (!buf)
+        return NULL;
+    while (got < n) {
+        ssize_t k = pread(o->fd, buf + got, n - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    struct MHD_Response *resp = got == n ? MHD_create_response_from_buffer(n, buf, MHD_RESPMEM_MUST_FREE) : NULL;
+    if (!resp) {
+        free(buf);
+        return NULL;
+    }
+    close(o->fd);
+    o->fd = -1;
+    return resp;
+}
+
 /* Turns q->resp into an MHD response and queues it. */
 static enum MHD_Result send_resp(srv_server *s, conn_req *q, struct MHD_Connection *c)
 {
@@ -466,6 +536,8 @@ static enum MHD_Result send_resp(srv_server *s, conn_req *q, struct MHD_Connecti
             }
         }
         o->bytes = 0;
+    } else if (o->fd >= 0 && o->fd_size <= SMALL_FILE_MAX && (resp = small_file(o)) != NULL) {
+        o->bytes = o->fd_size;
     } else if (o->fd >= 0) {
         resp = MHD_create_response_from_fd64(o->fd_size, o->fd);
         if (resp)
@@ -727,7 +799,7 @@ int silt_server_run(const silt_server_opts *o)
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL,
         NULL, on_request, &s, MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_UNESCAPE_CALLBACK, unescape_identity, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_POOL,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "silt: cannot start the HTTP server on %s\n", shown);

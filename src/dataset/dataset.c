@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
@@ -34,6 +35,8 @@
 #include "util/timeutil.h"
 
 /* ---- handles ------------------------------------------------------------ */
+
+static void rid_compute(const uint8_t did[SILT_DID_LEN], char out[64]);
 
 static silt_dataset *ds_new(silt_workspace *ws, const char *dir, const char *branch)
 {
@@ -84,6 +87,31 @@ const char *silt_ds_label(const silt_dataset *ds)
     return buf;
 }
 
+/* The dataset's store. In a long-running process the check that none of
+ * its directories is a symbolic link (silt_store_open_local) is skipped
+ * while the directory and its refs/ stat as when it last passed: replacing
+ * an entry of either (blocks/, refs/branches/, …) changes its mtime and
+ * ctime (statcache.c). */
+static int store_open(silt_store **out, const char *dir)
+{
+    if (!silt_process_caches_on())
+        return silt_store_open_local(out, dir, false);
+    silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    char *refs = silt_path_join(dir, "refs", NULL);
+    bool have = refs && silt_stat_id_of(dir, &ids[0]) == 0 && S_ISDIR(ids[0].mode) &&
+                silt_stat_id_of(refs, &ids[1]) == 0 && S_ISDIR(ids[1].mode);
+    free(refs);
+    char *hit = have ? silt_statcache_get('l', dir, ids) : NULL;
+    if (hit) {
+        free(hit);
+        return silt_store_open_local_unchecked(out, dir);
+    }
+    int rc = silt_store_open_local(out, dir, false);
+    if (rc == 0 && have)
+        silt_statcache_put('l', dir, ids, "");
+    return rc;
+}
+
 static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch, bool sync)
 {
     *out = NULL;
@@ -97,7 +125,7 @@ static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, con
         rc = ds->name ? 0 : silt_err(SILT_ENOMEM, "dataset: out of memory");
     }
     if (rc == 0)
-        rc = silt_store_open_local(&ds->store, dir, false);
+        rc = store_open(&ds->store, dir);
     if (rc == 0 && strcmp(ds->ref, "head") != 0) {
         silt_buf b = SILT_BUF_INIT;
         rc = silt_store_ref_read(ds->store, ds->ref, &b);
@@ -130,6 +158,20 @@ int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *di
 }
 
 void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64])
+{
+    /* a pure function of the id: the last answer of this thread is kept */
+    static _Thread_local uint8_t last_did[SILT_DID_LEN];
+    static _Thread_local char last_rid[64];
+    if (last_rid[0] && memcmp(last_did, did, SILT_DID_LEN) == 0) {
+        memcpy(out, last_rid, 64);
+        return;
+    }
+    rid_compute(did, out);
+    memcpy(last_did, did, SILT_DID_LEN);
+    memcpy(last_rid, out, 64);
+}
+
+static void rid_compute(const uint8_t did[SILT_DID_LEN], char out[64])
 {
     static const char TAG[] = "silt.dev/dataset-rid";
     uint8_t in[sizeof TAG - 1 + SILT_DID_LEN], h[SILT_SHA3_256_LEN];

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "odf/chain.h"
 #include "odf/odf_types.h"
@@ -37,6 +39,8 @@ struct silt_dataset {
     char head[SILT_MH_TEXT_LEN + 1];
     char watermark[40];
     char last_system_time[40];
+    odf_time shown_lst, shown_wm; /* the times head/watermark/last_system_time show */
+    bool shown;                   /* … once silt_ds_refresh_info formatted them */
     silt_progress_fn progress; /* silt_dataset_set_progress (may be NULL) */
     void *progress_ctx;
     silt_progress *prog;       /* counters of the running verify (ops/verify.c), or NULL */
@@ -60,6 +64,29 @@ void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64]);
 /* summary.c: is silt_process_caches_enable in force (chain states and
  * files views kept per head block)? */
 bool silt_process_caches_on(void);
+
+/* ---- statcache.c: facts valid while their paths stat the same ---- */
+
+#define SILT_STAT_IDS 2
+typedef struct silt_stat_id {
+    bool valid; /* false: not used (or the path did not stat) */
+    dev_t dev;
+    ino_t ino;
+    mode_t mode;
+    off_t size;
+    struct timespec mtim, ctim;
+} silt_stat_id;
+/* lstat of path into *id (valid); -1 (id invalid) when it fails. */
+int silt_stat_id_of(const char *path, silt_stat_id *id);
+/* The value cached under (kind, key) while the paths still stat as ids
+ * (taken by the caller just now), malloc'd; kinds: 'a' alias file, 'l'
+ * dataset directory layout checked; NULL when none, changed, out of memory,
+ * or the process caches are off. */
+char *silt_statcache_get(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS]);
+/* Caches value under (kind, key) for the identities ids, taken BEFORE the value
+ * was derived; nothing when caches are off or an identity changed within
+ * the last seconds (coarse file times; see statcache.c). Best effort. */
+void silt_statcache_put(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const char *value);
 
 /* ---- workspace.c ---- */
 

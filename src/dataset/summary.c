@@ -105,8 +105,26 @@ void silt_ds_chain_env(silt_dataset *ds, odf_chain_env *env)
     env->object_exists = env_object_exists;
 }
 
+static bool same_time(odf_time a, odf_time b)
+{
+    return a.sec == b.sec && a.nsec == b.nsec;
+}
+
+/* Formats head, last_system_time and watermark from ds->st; a state that
+ * shows the same values as last time (a sync that found the head where it
+ * was) is not formatted again. */
 void silt_ds_refresh_info(silt_dataset *ds)
 {
+    odf_time wm = ds->st.has_watermark ? ds->st.watermark : (odf_time){-1, UINT32_MAX};
+    odf_time lst = ds->st.empty ? (odf_time){-1, UINT32_MAX} : ds->st.last_system_time;
+    char head[SILT_MH_TEXT_LEN + 1] = "";
+    if (!ds->st.empty)
+        silt_multihash_to_text(ds->st.head, SILT_MH_LEN, head);
+    if (ds->shown && same_time(wm, ds->shown_wm) && same_time(lst, ds->shown_lst) && strcmp(head, ds->head) == 0)
+        return;
+    ds->shown = true;
+    ds->shown_wm = wm;
+    ds->shown_lst = lst;
     if (ds->st.empty) {
         ds->head[0] = '\0';
         ds->last_system_time[0] = '\0';

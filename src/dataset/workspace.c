@@ -312,21 +312,32 @@ int silt_ws_lock(silt_workspace *ws)
 
 void silt_ws_unlock(int fd) { silt_fs_unlock(fd); }
 
+/* In a long-running process the alias is taken from the stat cache while
+ * the file stats the same: a rename writes a new file (new inode) and
+ * renames it over the old one. */
 int silt_ws_read_alias(const char *dir, char **out)
 {
     char *p = silt_path_join(dir, "info", "alias", NULL);
     if (!p)
         return silt_err(SILT_ENOMEM, "workspace: out of memory");
+    silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    if (silt_process_caches_on() && silt_stat_id_of(p, &ids[0]) == 0 && (*out = silt_statcache_get('a', p, ids))) {
+        free(p);
+        return 0;
+    }
     silt_buf b = SILT_BUF_INIT;
     int rc = silt_fs_read(p, &b);
-    free(p);
     if (rc < 0) {
+        free(p);
         silt_buf_free(&b);
         return rc;
     }
     while (b.len > 0 && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
         b.data[--b.len] = '\0';
     *out = silt_buf_detach(&b);
+    if (*out && ids[0].valid)
+        silt_statcache_put('a', p, ids, *out);
+    free(p);
     return *out ? 0 : silt_err(SILT_ENOMEM, "workspace: out of memory");
 }
 

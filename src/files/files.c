@@ -222,6 +222,47 @@ int silt_files_create(silt_dataset **out, silt_workspace *ws, const char *name)
     return 0;
 }
 
+/* ---- the archetype cache of silt_files_is_files ---------------------------------
+ *
+ * Whether a SetDataSchema block declares the Files archetype is a function
+ * of the block, and a block is named by the hash of its bytes: a
+ * long-running process (silt_process_caches_on) remembers the answer per
+ * schema block hash instead of loading and decoding the block on every
+ * request. A new schema is a new block, a new key. */
+
+#define ARCHETYPE_CACHE_SLOTS 64
+
+static struct {
+    uint8_t hash[SILT_MH_LEN];
+    int is; /* 0 or 1; -1 = free slot */
+} g_arch[ARCHETYPE_CACHE_SLOTS];
+static size_t g_arch_next, g_arch_used;
+static pthread_mutex_t g_arch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 0 / 1 from the cache, or -1 when not cached. */
+static int archetype_cache_get(const uint8_t hash[SILT_MH_LEN])
+{
+    int is = -1;
+    pthread_mutex_lock(&g_arch_lock);
+    for (size_t i = 0; i < g_arch_used && is < 0; i++)
+        if (memcmp(g_arch[i].hash, hash, SILT_MH_LEN) == 0)
+            is = g_arch[i].is;
+    pthread_mutex_unlock(&g_arch_lock);
+    return is;
+}
+
+static void archetype_cache_put(const uint8_t hash[SILT_MH_LEN], int is)
+{
+    pthread_mutex_lock(&g_arch_lock);
+    size_t slot = g_arch_next;
+    g_arch_next = (g_arch_next + 1) % ARCHETYPE_CACHE_SLOTS;
+    if (g_arch_used < ARCHETYPE_CACHE_SLOTS)
+        g_arch_used++;
+    memcpy(g_arch[slot].hash, hash, SILT_MH_LEN);
+    g_arch[slot].is = is;
+    pthread_mutex_unlock(&g_arch_lock);
+}
+
 int silt_files_is_files(silt_dataset *ds)
 {
     int rc = silt_ds_sync(ds);
@@ -229,6 +270,10 @@ int silt_files_is_files(silt_dataset *ds)
         return rc;
     if (!ds->st.schema.present)
         return 0;
+    bool cache = silt_process_caches_on();
+    int known = cache ? archetype_cache_get(ds->st.schema.hash) : -1;
+    if (known >= 0)
+        return known;
     silt_arena *a = silt_arena_new();
     if (!a)
         return SILT_ENOMEM;
@@ -241,6 +286,8 @@ int silt_files_is_files(silt_dataset *ds)
              strstr(s->schema->extra->entries, "\"" ARCHETYPE_KEY "\":\"Files\"") != NULL;
     }
     silt_arena_free(a);
+    if (!rc && cache)
+        archetype_cache_put(ds->st.schema.hash, is);
     return rc ? rc : is;
 }
 
@@ -909,6 +956,61 @@ static void view_cache_put(char *key, silt_view *v)
     silt_view_free(old);
 }
 
+/* Single flight: a view being computed is listed here, and the threads that
+ * ask for it meanwhile wait for it instead of computing it too (64 requests
+ * on a new head would otherwise each build the same view at once). */
+#define VIEW_PENDING_N 16
+static char *g_pending[VIEW_PENDING_N]; /* copies of the keys being computed (owned) */
+static pthread_cond_t g_view_done = PTHREAD_COND_INITIALIZER;
+
+static bool pending_has(const char *key, size_t kl)
+{
+    for (size_t i = 0; i < VIEW_PENDING_N; i++)
+        if (g_pending[i] && view_key_len(g_pending[i]) == kl && memcmp(g_pending[i], key, kl) == 0)
+            return true;
+    return false;
+}
+
+/* The cached view of key, or NULL after registering the caller as the one
+ * computing it (*slot its entry in g_pending; -1 when the list is full). */
+static silt_view *view_cache_claim(const char *key, int *slot)
+{
+    *slot = -1;
+    size_t kl = view_key_len(key);
+    for (;;) {
+        pthread_mutex_lock(&g_view_lock);
+        while (pending_has(key, kl))
+            pthread_cond_wait(&g_view_done, &g_view_lock);
+        pthread_mutex_unlock(&g_view_lock);
+        silt_view *v = view_cache_get(key);
+        if (v)
+            return v;
+        pthread_mutex_lock(&g_view_lock);
+        if (!pending_has(key, kl))
+            break; /* still unclaimed: ours (the lock is held) */
+        pthread_mutex_unlock(&g_view_lock); /* another thread claimed it in between */
+    }
+    for (int i = 0; i < VIEW_PENDING_N && *slot < 0; i++)
+        if (!g_pending[i] && (g_pending[i] = malloc(kl)) != NULL) {
+            memcpy(g_pending[i], key, kl);
+            *slot = i;
+        }
+    pthread_mutex_unlock(&g_view_lock);
+    return NULL;
+}
+
+/* Ends a claim (after view_cache_put, or on failure) and wakes the waiters. */
+static void view_cache_release(int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&g_view_lock);
+    free(g_pending[slot]);
+    g_pending[slot] = NULL;
+    pthread_cond_broadcast(&g_view_done);
+    pthread_mutex_unlock(&g_view_lock);
+}
+
 int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const char *range_start,
                     const char *range_end)
 {
@@ -917,16 +1019,18 @@ int silt_files_view(silt_view **out, silt_dataset *ds, const char *at, const cha
     if (rc)
         return rc;
     char *key = silt_process_caches_on() ? view_key(ds, at, range_start, range_end) : NULL;
-    if (key && (*out = view_cache_get(key)) != NULL) {
+    int slot = -1;
+    if (key && (*out = view_cache_claim(key, &slot)) != NULL) {
         free(key);
         return 0;
     }
     silt_view_spec spec = {at, range_start, range_end};
     rc = silt_view_get(out, ds, &spec);
     if (rc == 0 && key)
-        view_cache_put(key, *out);
+        view_cache_put(key, *out); /* takes key */
     else
         free(key);
+    view_cache_release(slot);
     return rc;
 }
 

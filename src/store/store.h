@@ -72,6 +72,10 @@ struct silt_store {
  * refs/branches/ are created; otherwise `dir` must exist (SILT_ENOTFOUND).
  * Caller owns *out (silt_store_free). */
 int silt_store_open_local(silt_store **out, const char *dir, bool create);
+/* silt_store_open_local(out, dir, false) without its checks that dir exists
+ * and that none of its directories is a symbolic link: for the dataset
+ * layer's open cache, which knows the layout was checked and is unchanged. */
+int silt_store_open_local_unchecked(silt_store **out, const char *dir);
 void silt_store_free(silt_store *s);
 
 /* Convenience wrappers around the ops. */

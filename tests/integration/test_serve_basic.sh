@@ -101,7 +101,76 @@ grep -Eq '^POST /health 405 ' "$SERVE_LOG" || fail "405 not logged"
 pass
 
 # --- hostile clients: oversized headers, slow and cut-off uploads --------------------------
-# a header beyond the per-connection memory (128 KiB) is refused by libmicrohttpd
+# request line + header lines: 16 KiB and 100 fields, else 431 in the family's envelope.
+# raw_req PATH SIZE [FIELDS] [EXTRA HEADER LINE]: a request of exactly SIZE bytes of request
+# line and header lines (Host, FIELDS-2 small fields, then X-Big filling up); prints the
+# status line, the Content-Type, the Access-Control-Allow-Origin and the body
+raw_req() {
+    python3 - "$BASE" "$@" <<'PY'
+import socket, sys
+host, port = sys.argv[1][len("http://"):].split(":")
+path, size = sys.argv[2].encode(), int(sys.argv[3])
+fields = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+extra = [sys.argv[5].encode() + b"\r\n"] if len(sys.argv) > 5 else []
+lines = [b"GET " + path + b" HTTP/1.1\r\n", b"Host: x\r\n"] + extra
+lines += [b"X-F%03d: v\r\n" % i for i in range(fields - 2 - len(extra))]
+used = sum(len(l) for l in lines)
+lines.append(b"X-Big: " + b"a" * (size - used - 9) + b"\r\n")
+req = b"".join(lines)
+assert len(req) == size
+s = socket.create_connection((host, int(port)))
+s.sendall(req + b"\r\n")
+data = b""
+while b"\r\n\r\n" not in data:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+head, _, body = data.partition(b"\r\n\r\n")
+hl = head.split(b"\r\n")
+n = [int(l.split(b":")[1]) for l in hl if l.lower().startswith(b"content-length:")]
+while n and len(body) < n[0]:
+    d = s.recv(65536)
+    if not d:
+        break
+    body += d
+get = lambda k: ([l.split(b": ", 1)[1].decode() for l in hl if l.lower().startswith(k + b":")] or ["-"])[0]
+print(hl[0].decode())
+print(get(b"content-type"))
+print(get(b"access-control-allow-origin"))
+print(body.decode(errors="replace"))
+PY
+}
+OUT=$(raw_req /health 16384)
+assert_eq "$OUT" $'HTTP/1.1 200 OK\napplication/json\n-\n{"status":"ok","version":"0.1.0"}' "headers at the limit"
+OUT=$(raw_req /health 16385)
+assert_eq "$OUT" $'HTTP/1.1 431 Request Header Fields Too Large\napplication/json\n-\n{"message":"request line and headers of 16385 bytes in 2 fields exceed the limit of 16384 bytes and 100 fields"}' \
+    "431 plain envelope"
+grep -Eq '^GET /health 431 [0-9]+ [0-9]+\.[0-9]ms -$' "$SERVE_LOG" || fail "431 not logged: $(cat "$SERVE_LOG")"
+pass
+OUT=$(raw_req /health 2000 100)
+assert_eq "$OUT" $'HTTP/1.1 200 OK\napplication/json\n-\n{"status":"ok","version":"0.1.0"}' "100 fields"
+OUT=$(raw_req /health 2000 101)
+assert_eq "$OUT" $'HTTP/1.1 431 Request Header Fields Too Large\napplication/json\n-\n{"message":"request line and headers of 2000 bytes in 101 fields exceed the limit of 16384 bytes and 100 fields"}' \
+    "431 for 101 fields"
+OUT=$(raw_req /api/v2/datasets/nothing 30000 2 'Origin: http://app.example')
+{
+    read -r line1
+    read -r ctype
+    read -r origin
+    read -r body
+} <<<"$OUT"
+assert_eq "$line1 $ctype $origin" "HTTP/1.1 431 Request Header Fields Too Large application/json http://app.example" \
+    "431 under /api/, with CORS"
+assert_eq "$(jget "d['errorCode'],d['errorName'],d['parameters'],d['message']" <<<"$body")" \
+    '["INVALID_ARGUMENT","RequestHeaderFieldsTooLarge",{"fields":3,"maxFields":100,"maxSizeBytes":16384,"sizeBytes":30000},"request line and headers of 30000 bytes in 3 fields exceed the limit of 16384 bytes and 100 fields"]' \
+    "431 Foundry envelope"
+# at the limit, a dataset route still answers (the response fits the connection's memory)
+ok new hdr
+OUT=$(raw_req /api/v2/datasets/hdr 16384 3 "Authorization: Bearer $ADMIN")
+assert_eq "$(head -2 <<<"$OUT")" $'HTTP/1.1 200 OK\napplication/json' "dataset route at the header limit"
+assert_eq "$(tail -1 <<<"$OUT" | jget "d['name']")" "hdr" "dataset answer at the header limit"
+# beyond libmicrohttpd's per-connection memory (32 KiB) it answers with its own 431 page
 STATUS=$(python3 - "$BASE" <<'PY'
 import socket, sys
 host, port = sys.argv[1][len("http://"):].split(":")
@@ -110,7 +179,7 @@ s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n
 print(s.recv(4096).split(b"\r\n")[0].decode())
 PY
 )
-assert_eq "$STATUS" "HTTP/1.1 431 Request Header Fields Too Large" "oversized header"
+assert_eq "$STATUS" "HTTP/1.1 431 Request Header Fields Too Large" "header beyond the hard limit"
 # an upload cut off half-way leaves nothing visible and no scratch body
 ok new --files up
 python3 - "$BASE" "$ADMIN" <<'PY'
@@ -184,6 +253,35 @@ expect_http 404 GET /api/v2/datasets/up-renamed
 ok delete up
 expect_http 404 GET /api/v2/datasets/up
 expect_http 404 GET "/api/v2/datasets/$NEW_RID"
+# the caches validated by stat (a dataset's name, its layout check) keep only files
+# unchanged for 2 s (coarse file times): let them settle, then change them by the CLI
+ok new settled --files
+ok upload settled side.txt
+sleep 2.5
+expect_http 200 GET /api/v2/datasets/settled
+RID=$(jget "d['rid']" <<<"$HTTP_BODY")
+expect_http 200 GET "/api/v2/datasets/$RID/files/side.txt/content"
+ok rename settled settled2
+expect_http 200 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['name']" <<<"$HTTP_BODY")" settled2 "rename of a settled name seen by RID"
+expect_http 404 GET /api/v2/datasets/settled
+sleep 2.5
+expect_http 200 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['name']" <<<"$HTTP_BODY")" settled2 "settled new name"
+DSDIR=$(dirname "$(grep -lx settled2 .silt/datasets/*/info/alias)")
+DSDIR=${DSDIR%/info}
+mv "$DSDIR/blocks" "$DSDIR/blocks.real"
+ln -s blocks.real "$DSDIR/blocks"
+expect_http 500 GET "/api/v2/datasets/$RID"
+assert_eq "$(jget "d['message']" <<<"$HTTP_BODY")" \
+    "$T_DIR/$DSDIR/blocks: is a symbolic link; silt does not follow symbolic links inside a dataset (replace it with a real directory)" \
+    "a symbolic link put into a settled dataset is refused at once"
+rm "$DSDIR/blocks"
+mv "$DSDIR/blocks.real" "$DSDIR/blocks"
+expect_http 200 GET "/api/v2/datasets/$RID/files/side.txt/content"
+assert_eq "$HTTP_BODY" x "content after the link is gone"
+ok delete settled2
+expect_http 404 GET "/api/v2/datasets/$RID"
 serve_stop
 # a client that sends nothing is disconnected after --connection-timeout
 serve_start --connection-timeout 1
