@@ -340,8 +340,8 @@ static bool begin(srv_server *s, conn_req *q, struct MHD_Connection *c, const ch
     if (rc == 0 && headers_too_large(r, &q->resp, qb.len))
         return false;
     if (rc < 0) {
-        bool api = strncmp(url, "/api/", 5) == 0;
-        if (api)
+        const char *seg = url[0] == '/' ? url + 1 : url;
+        if (srv_foundry_envelope(seg, strcspn(seg, "/?")))
             srv_foundry_error(&q->resp, 400, "INVALID_ARGUMENT", "InvalidRequestTarget", NULL,
                               "malformed request target: bad %%-escape, '.' or '..' segment, NUL byte or invalid UTF-8");
         else

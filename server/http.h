@@ -161,6 +161,10 @@ int srv_foundry_error(srv_resp *o, int status, const char *error_code, const cha
 int srv_odf_error(srv_resp *o, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An error in the request's family; for Foundry routes error_name /
  * error_code are used, for the others only the status and message. */
+/* Whether answers under the first path segment `seg` (len bytes, raw) use
+ * the Foundry envelope: "api" (Foundry's routes) and "admin" (silt's own,
+ * server/admin.c); every other path answers {"message"}. */
+bool srv_foundry_envelope(const char *seg, size_t len);
 int srv_error(srv_req *r, srv_resp *o, int status, const char *error_code, const char *error_name,
               json_t *params, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Maps a library failure (negative SILT_E* code, message in

@@ -208,14 +208,19 @@ int srv_odf_error(srv_resp *o, int status, const char *fmt, ...)
     return rc;
 }
 
+bool srv_foundry_envelope(const char *seg, size_t len)
+{
+    return (len == 3 && memcmp(seg, "api", 3) == 0) || (len == 5 && memcmp(seg, "admin", 5) == 0);
+}
+
 int srv_error(srv_req *r, srv_resp *o, int status, const char *error_code, const char *error_name, json_t *params,
               const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     int rc;
-    bool foundry = r->target.nseg > 0 && (strcmp(r->target.segments[0], "api") == 0 ||
-                                          strcmp(r->target.segments[0], "admin") == 0);
+    bool foundry = r->target.nseg > 0 &&
+                   srv_foundry_envelope(r->target.segments[0], strlen(r->target.segments[0]));
     if (foundry) {
         rc = foundry_error_v(o, status, error_code ? error_code : "INTERNAL",
                              error_name ? error_name : "Default:Internal", params, fmt, ap);

@@ -265,5 +265,9 @@ assert_eq "$(ls -A .silt/trash 2>/dev/null)" "" "trash is empty"
 # a gc of an empty workspace: only the workspace entry
 expect_http 200 POST /admin/v1/gc "${J[@]}" -d '{"datasets": [], "dryRun": true}'
 assert_eq "$(body)" '{"data":[{"actions":[],"dryRun":true,"leftoversDeleted":0,"name":null}]}' "gc of no dataset"
+# a malformed request target under /admin/ is answered in the Foundry envelope too
+expect_http 400 DELETE '/admin/v1/datasets/%2e%2e' "${J[@]}" --path-as-is
+assert_eq "$(jget "[d['errorCode'],d['errorName']]" <<<"$HTTP_BODY")" '["INVALID_ARGUMENT","InvalidRequestTarget"]' \
+    "malformed /admin/ target"
 serve_stop
 done_tests
