@@ -7,9 +7,11 @@
  *
  * The global --json selects JSON output (sql/tail without --format: the
  * rows as one compact array on one line, JSON_LINE). On a terminal a
- * progress line shows the rows and bytes written (query_progress_begin);
- * Ctrl-C stops the output and says how many rows were written (exit 130). A QUERY argument is one read-only statement over the
- * datasets it names and reads no other file; --unsafe-file-access lifts
+ * progress line shows the rows and bytes written, for parquet the file's
+ * size (query_progress_begin); Ctrl-C stops the output and says how many
+ * rows were written (exit 130). A QUERY argument is one read-only
+ * statement over the datasets it names and reads no other file;
+ * --unsafe-file-access lifts
  * that (silt_sql_opts). "-", or no QUERY when stdin is not a terminal, reads
  * a script from stdin (silt_sql_script: every statement runs, the first
  * error stops it); no QUERY on a terminal opens the shell (shell.c). In the
@@ -177,7 +179,7 @@ size_t cli_table_width(const char *format, const char *output)
 static int query_progress_fn(void *ctx, const silt_progress *s)
 {
     cli_progress *p = ctx;
-    if (s->done == s->total) { /* every row is in */
+    if (s->unit && strcmp(s->unit, "rows") == 0 && s->done == s->total) { /* every row is in */
         cli_progress_clear(p);
         p->on = false;
         return 0;
@@ -205,7 +207,9 @@ static int query_failed(const char *what, const silt_sql_opts *so, uint64_t rows
 {
     if (silt_error_code() != SILT_ECANCELED || !cli_interrupted())
         return cli_fail(NULL);
-    if (so->output)
+    if (so->format && strcmp(so->format, "parquet") == 0) /* rows are counted when the file is complete */
+        fprintf(stderr, "silt: interrupted: %s: '%s' was removed\n", what, so->output);
+    else if (so->output)
         fprintf(stderr, "silt: interrupted: %s: %llu row%s written; '%s' was removed\n", what,
                 (unsigned long long)rows, rows == 1 ? "" : "s", so->output);
     else

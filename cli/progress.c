@@ -112,22 +112,24 @@ static void render(const cli_progress *p, double elapsed, char *line, size_t cap
     } while (0)
     ADD("%s%s%s: ", s->phase ? s->phase : "", p->label[0] ? " " : "", p->label);
     const char *unit = s->unit ? s->unit : "items";
-    if (s->total)
+    /* unit "": nothing is counted, only bytes (a Parquet export) */
+    const char *sep = unit[0] ? ", " : "";
+    if (unit[0] && s->total)
         ADD("%llu/%llu %s", (unsigned long long)s->done, (unsigned long long)s->total, unit);
-    else
+    else if (unit[0])
         ADD("%llu %s", (unsigned long long)s->done, unit);
     if (s->records)
         ADD(", %llu records", (unsigned long long)s->records);
     if (s->removed)
         ADD(", %llu deleted", (unsigned long long)s->removed);
     char b1[32], b2[32];
-    if (s->bytes || s->total_bytes) {
+    if (s->bytes || s->total_bytes || !unit[0]) {
         fmt_bytes((double)s->bytes, b1, sizeof b1);
         if (s->total_bytes) {
             fmt_bytes((double)s->total_bytes, b2, sizeof b2);
-            ADD(", %s of %s", b1, b2);
+            ADD("%s%s of %s", sep, b1, b2);
         } else {
-            ADD(", %s", b1);
+            ADD("%s%s", sep, b1);
         }
     }
     if (elapsed > 0 && s->bytes) {

@@ -409,8 +409,14 @@ typedef struct silt_sql_opts {
      * terminal); 0 = every value whole */
     size_t max_width;
     /* Progress of writing the result (silt_sql, silt_sql_script per
-     * statement, silt_dataset_tail; NULL = none; not for parquet, which
-     * DuckDB writes). Called with phase "sql" (tail: "tail"), unit "rows":
+     * statement, silt_dataset_tail; NULL = none). Parquet, which DuckDB
+     * writes in one statement: called every 200 ms FROM A HELPER THREAD of
+     * the library (while the calling thread is inside DuckDB) with unit ""
+     * and bytes = the output file's size so far, then once from the calling
+     * thread with unit "rows", done = total = the rows; a nonzero answer
+     * interrupts the export (SILT_ECANCELED, the file removed). The text
+     * formats: called from the calling thread with phase "sql" (tail:
+     * "tail"), unit "rows":
      *  - after every chunk of result rows (2048): done = the rows written
      *    so far (>= 1), bytes = the bytes written so far, total 0; the
      *    table format, which needs every row before its first line, counts

@@ -18,9 +18,13 @@
 #include "engine/query.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
@@ -595,12 +599,99 @@ static int run_wrapper(silt_engine *e, const char *sql, duckdb_statement_type ty
     return rc;
 }
 
-static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const char *inner,
-                       const char *path, uint64_t *rows_out)
+/* Progress of a Parquet export: DuckDB writes the file inside one COPY
+ * statement, so a ticker thread reports the file's size every
+ * TICK_MS while the caller's thread runs the statement (and works on its
+ * tasks); a nonzero answer interrupts the statement (duckdb_interrupt,
+ * which DuckDB allows from another thread). The thread is joined before
+ * run_parquet returns, so no callback outlives it. */
+#define TICK_MS 200
+
+typedef struct pq_ticker {
+    const silt_query_out *o;
+    silt_engine *e;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool stop;
+    atomic_bool canceled;
+} pq_ticker;
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void *pq_tick(void *arg)
+{
+    pq_ticker *t = arg;
+    pthread_mutex_lock(&t->lock);
+    while (!t->stop) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += TICK_MS * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        int w = 0;
+        while (!t->stop && w != ETIMEDOUT)
+            w = pthread_cond_timedwait(&t->cond, &t->lock, &dl);
+        if (t->stop)
+            break;
+        pthread_mutex_unlock(&t->lock);
+        /* unit "": the rows are known only at the end */
+        silt_progress p = {.phase = t->o->phase ? t->o->phase : "sql", .unit = "",
+                           .bytes = file_size(t->o->path)};
+        if (!atomic_load(&t->canceled) && t->o->progress(t->o->progress_ctx, &p)) {
+            atomic_store(&t->canceled, true);
+            duckdb_interrupt(silt_engine_conn(t->e));
+        }
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *o)
+{
+    memset(t, 0, sizeof *t);
+    t->o = o;
+    t->e = e;
+    atomic_init(&t->canceled, false);
+    if (!o->progress || pthread_mutex_init(&t->lock, NULL) != 0)
+        return false;
+    if (pthread_cond_init(&t->cond, NULL) != 0) {
+        pthread_mutex_destroy(&t->lock);
+        return false;
+    }
+    if (pthread_create(&t->thread, NULL, pq_tick, t) != 0) { /* no progress, still the export */
+        pthread_cond_destroy(&t->cond);
+        pthread_mutex_destroy(&t->lock);
+        return false;
+    }
+    return true;
+}
+
+/* Stops and joins the ticker; returns whether it interrupted the statement. */
+static bool pq_ticker_stop(pq_ticker *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stop = true;
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+    pthread_cond_destroy(&t->cond);
+    pthread_mutex_destroy(&t->lock);
+    return atomic_load(&t->canceled);
+}
+
+static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const char *inner, const silt_query_out *o)
 {
     if (duckdb_prepared_statement_type(prep) != DUCKDB_STATEMENT_TYPE_SELECT)
         return silt_err(SILT_EINVAL, "sql: only a query (SELECT) can be written as Parquet");
-    char *qp = silt_sql_str(path);
+    char *qp = silt_sql_str(o->path);
     if (!qp)
         return SILT_ENOMEM;
     silt_buf b = SILT_BUF_INIT;
@@ -610,15 +701,25 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
     free(qp);
     duckdb_result res;
     bool have_res = false;
+    pq_ticker t;
+    bool ticking = rc == 0 && pq_ticker_start(&t, e, o);
     if (rc == 0)
         rc = run_wrapper(e, b.data, DUCKDB_STATEMENT_TYPE_COPY, &res, &have_res);
-    if (rc == 0 && rows_out)
-        *rows_out = duckdb_rows_changed(&res);
+    if (ticking && pq_ticker_stop(&t))
+        rc = silt_err(SILT_ECANCELED, "interrupted");
+    uint64_t rows = rc == 0 ? duckdb_rows_changed(&res) : 0;
+    if (o->rows_out)
+        *o->rows_out = rows;
     if (have_res)
         duckdb_destroy_result(&res);
     silt_buf_free(&b);
+    if (rc == 0 && o->progress) {
+        silt_progress p = {.phase = o->phase ? o->phase : "sql", .unit = "rows", .done = rows, .total = rows,
+                           .bytes = file_size(o->path)};
+        o->progress(o->progress_ctx, &p);
+    }
     if (rc)
-        unlink(path);
+        unlink(o->path);
     return rc;
 }
 
@@ -683,7 +784,7 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
         silt_buf_free(&w);
     }
     if (rc == 0 && o->fmt == SILT_QFMT_PARQUET) {
-        rc = run_parquet(e, prep, inner, o->path, o->rows_out);
+        rc = run_parquet(e, prep, inner, o);
     } else if (rc == 0) {
         duckdb_result res;
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)

@@ -79,7 +79,8 @@ typedef struct silt_query_out {
     size_t max_width;
     const char *op_column;
     const silt_query_page *page; /* NULL = every row */
-    /* Progress of the text formats (may be NULL; silt.h, silt_sql_opts):
+    /* Progress (may be NULL; silt.h, silt_sql_opts; parquet: the file's
+     * size from a ticker thread, see run_parquet). The text formats:
      * called after every chunk of result rows with phase `phase`, unit
      * "rows", done = rows written (table: rendered), bytes = bytes written
      * (table: of the rendered values), and once more with total = done when

@@ -309,4 +309,34 @@ re="^silt: interrupted: tail 'events': ([0-9]+) rows written to stdout\$"
 pass
 assert_eq "$(printf '%s\n' "$OUT" | wc -l)" "$((BASH_REMATCH[1] + 1))" "tail: the rows written are on stdout"
 ws_compare "$before" "an interrupted tail"
+# Parquet: DuckDB writes the file in one statement, so the line shows the
+# file's size as it grows (every 200 ms) and no row count; the last update is
+# erased; Ctrl-C interrupts the statement and removes the file
+PQ="SELECT range AS i, repeat('x', 20) || range AS s FROM range(5000000)"
+pty tty.bin -- "$SILT" sql "$PQ" --format parquet --output pq.parquet
+assert_eq "$RC" "0" "parquet export"
+got=$(lines_of tty.bin | sed -E 's/, [0-9.]+ [KMG]?i?B\/s, [0-9]+s elapsed$/, RATE, Ts elapsed/')
+[ -n "$got" ] || fail "parquet: no progress line"
+pass
+assert_eq "$(printf '%s\n' "$got" | grep -cvE '^sql: [0-9.]+ (B|KiB|MiB), RATE, Ts elapsed$' || true)" "0" \
+    "parquet progress lines: 'sql: SIZE, RATE, Ts elapsed' ($got)"
+sizes=$(printf '%s\n' "$got" | sed -E 's/^sql: ([0-9.]+) (B|KiB|MiB),.*/\1 \2/' |
+    awk '{ m = $2 == "MiB" ? 1048576 : $2 == "KiB" ? 1024 : 1; print int($1 * m) }')
+assert_eq "$(printf '%s\n' "$sizes" | sort -n -c 2>&1 && echo sorted)" "sorted" "the size only grows"
+assert_eq "$(tail -c 4 tty.bin | od -An -c | tr -s ' ')" ' \r 033 [ K' "parquet: line erased"
+ok sql --unsafe-file-access "SELECT count(*) AS n, max(i) AS m FROM 'pq.parquet'" --format csv
+assert_eq "$OUT" "n,m
+5000000,4999999" "the parquet file is whole"
+"$SILT" sql "$PQ" --format parquet --output pq2.parquet 2>pq.err
+assert_eq "$(wc -c <pq.err)" "0" "parquet, stderr redirected: no progress"
+pty tty.bin -- "$SILT" -q sql "$PQ" --format parquet --output pq3.parquet
+assert_eq "$(wc -c <tty.bin)" "0" "parquet -q: the terminal stays empty"
+before=$(ws_snapshot)
+pty tty.bin --interrupt-on 'sql: [0-9.]+ (KiB|MiB)' -- "$SILT" sql "$PQ" --format parquet --output pq4.parquet
+assert_eq "$RC" "130" "parquet: exit code after Ctrl-C"
+assert_eq "$(lines_of tty.bin | grep '^silt: ' || true)" "silt: interrupted: sql: 'pq4.parquet' was removed" \
+    "parquet: the Ctrl-C line"
+[ ! -e pq4.parquet ] || fail "pq4.parquet left behind"
+pass
+ws_compare "$before" "an interrupted parquet export"
 done_tests

@@ -313,6 +313,51 @@ static void test_sql_output_progress(void **state)
     fclose(f);
 }
 
+/* Stops at the first report of a Parquet export's size (unit ""). */
+static int stop_on_size(void *ctx, const silt_progress *p)
+{
+    record(ctx, p);
+    return p->unit && !p->unit[0];
+}
+
+/* A Parquet export: sizes from the ticker thread (unit "", growing), then
+ * one report of the rows with the final size; a stop interrupts DuckDB. */
+static void test_parquet_progress(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/q.parquet", g_dir);
+    calls c = {0};
+    uint64_t rows = 99;
+    silt_sql_opts o = {.format = "parquet", .output = path, .rows_out = &rows, .progress = record, .progress_ctx = &c};
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i FROM range(1000)", &o), 0);
+    assert_int_equal(rows, 1000);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(c.n >= 1 && c.n <= MAXC);
+    const silt_progress *last = &c.v[c.n - 1];
+    assert_string_equal(last->phase, "sql");
+    assert_string_equal(last->unit, "rows");
+    assert_int_equal(last->done, 1000);
+    assert_int_equal(last->total, 1000);
+    assert_int_equal(last->bytes, (uint64_t)st.st_size);
+    for (size_t i = 0; i + 1 < c.n; i++) {
+        assert_string_equal(c.v[i].unit, "");
+        assert_true(c.v[i].bytes <= (i + 2 < c.n ? c.v[i + 1].bytes : last->bytes));
+    }
+
+    /* stopped at the first size report: SILT_ECANCELED, the file removed */
+    memset(&c, 0, sizeof c);
+    o.progress = stop_on_size;
+    assert_int_equal(silt_sql(g_ws, "SELECT range AS i, repeat('x', 40) || range AS s FROM range(200000000)", &o),
+                     SILT_ECANCELED);
+    assert_string_equal(silt_error_last(), "interrupted");
+    assert_int_equal(rows, 0);
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.v[0].unit, "");
+    assert_int_equal(stat(path, &st), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_ingest_cancel),
         cmocka_unit_test(test_upload_cancel_and_verify),
         cmocka_unit_test(test_sql_output_progress),
+        cmocka_unit_test(test_parquet_progress),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
