@@ -10,6 +10,7 @@
  *  - what a user statement may be is decided by DuckDB (its statement split,
  *    its prepared statement type, its refusal to open a file); the text of
  *    the statement is only looked at to name a refused statement. */
+#include "engine/avro.h"
 #include "engine/engine_internal.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -91,6 +92,8 @@ int silt_engine_open(silt_engine **out, const silt_engine_opts *opts)
      * cached copy of a file this engine wrote */
     if (!rc)
         rc = silt_engine_exec(e, "SET enable_external_file_cache = false");
+    if (!rc)
+        rc = silt_avro_register(e);
     if (rc) {
         silt_engine_free(e);
         return rc;
@@ -284,6 +287,14 @@ int silt_engine_allow_file(silt_engine *e, const char *path)
 
 bool silt_engine_is_confined(const silt_engine *e) { return e->confined; }
 
+bool silt_engine_may_read(silt_engine *e, const char *path)
+{
+    for (size_t i = 0; e->confined && i < e->nallowed; i++)
+        if (strcmp(e->allowed[i], path) == 0)
+            return true;
+    return !e->confined;
+}
+
 /* Appends the SQL list literal ['a', 'b', …] of a[0..na) and b[0..nb). */
 static int put_path_list(silt_buf *sql, const char *const *a, size_t na, const char *const *b, size_t nb)
 {
@@ -309,8 +320,12 @@ int silt_engine_confine(silt_engine *e, const silt_confine_opts *o)
         return silt_err(SILT_EINTERNAL, "engine: already confined");
     if (!o)
         o = &none;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < o->n_files; i++)
+        rc = silt_engine_allow_file(e, o->files[i]); /* one list: DuckDB's and silt_engine_may_read's */
     e->confined = true; /* fail closed, see the invariants */
-    int rc = dup_hint(&e->hint_write, o->hint_write);
+    if (!rc)
+        rc = dup_hint(&e->hint_write, o->hint_write);
     if (!rc)
         rc = dup_hint(&e->hint_other, o->hint_other);
     if (!rc)
@@ -318,10 +333,10 @@ int silt_engine_confine(silt_engine *e, const silt_confine_opts *o)
     silt_buf sql = SILT_BUF_INIT;
     /* allowed_paths and allowed_directories can only be set while external
      * access is still on; the lock comes last */
-    if (!rc && e->nallowed + o->n_files > 0) {
+    if (!rc && e->nallowed > 0) {
         rc = silt_buf_puts(&sql, "SET allowed_paths = ");
         if (!rc)
-            rc = put_path_list(&sql, (const char *const *)e->allowed, e->nallowed, o->files, o->n_files);
+            rc = put_path_list(&sql, (const char *const *)e->allowed, e->nallowed, NULL, 0);
         if (!rc)
             rc = silt_buf_puts(&sql, "; ");
     }
