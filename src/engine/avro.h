@@ -126,6 +126,10 @@ struct silt_avro_plan {
 };
 int silt_avro_resolve(silt_arena *a, const silt_avro_node *w, const odf_DataSchema *r, silt_avro_plan **out);
 
+/* The message of silt_read_avro's refusal on a confined engine (engine.c
+ * reports it as a refused file, like DuckDB's own). */
+#define SILT_AVRO_REFUSAL "silt_read_avro may only read the files of the datasets of the query"
+
 /* Registers silt_read_avro on the engine's connection (engine open). */
 int silt_avro_register(silt_engine *e);
 

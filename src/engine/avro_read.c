@@ -371,8 +371,7 @@ static char *param(duckdb_bind_info info, idx_t i)
 static int bind_plan(silt_engine *e, bind_data *b, const char *schema_json)
 {
     if (!silt_engine_may_read(e, b->path))
-        return silt_err(SILT_EINVAL, "reading files is not allowed: silt_read_avro may only read the files of the "
-                                     "datasets of the query");
+        return silt_err(SILT_EINVAL, "%s", SILT_AVRO_REFUSAL);
     silt_avro_header h;
     int rc = silt_avro_header_read(b->a, b->path, &h);
     if (!rc && !silt_avro_codec_supported(h.codec))

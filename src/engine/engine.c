@@ -242,16 +242,22 @@ int silt_engine_query_rows(silt_engine *e, const char *sql, silt_engine_row_fn r
  * extract errors come as text only. */
 static const char PERMISSION_PREFIX[] = "Permission Error: ";
 
+/* silt_read_avro's refusal (avro_read.c) as DuckDB reports a bind error. */
+static const char AVRO_REFUSAL[] = "Binder Error: " SILT_AVRO_REFUSAL;
+
 static bool is_permission_msg(const char *msg)
 {
-    return strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0;
+    return strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0 ||
+           strncmp(msg, AVRO_REFUSAL, sizeof AVRO_REFUSAL - 1) == 0;
 }
 
 /* "<context>: reading files is not allowed: <msg> (<hint>)" */
 static int files_refused(silt_engine *e, const char *context, const char *msg)
 {
-    if (is_permission_msg(msg))
+    if (strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0)
         msg += sizeof PERMISSION_PREFIX - 1;
+    else if (strncmp(msg, AVRO_REFUSAL, sizeof AVRO_REFUSAL - 1) == 0)
+        msg += sizeof "Binder Error: " - 1;
     int n = (int)strcspn(msg, "\n");
     const char *h = e->hint_files;
     return silt_err(SILT_EINVAL, "%s%sreading files is not allowed: %.*s%s%s%s", context ? context : "",
@@ -261,7 +267,7 @@ static int files_refused(silt_engine *e, const char *context, const char *msg)
 int silt_engine_error(silt_engine *e, duckdb_result *res, const char *context)
 {
     const char *msg = duckdb_result_error(res);
-    if (e && e->confined && msg && duckdb_result_error_type(res) == DUCKDB_ERROR_PERMISSION)
+    if (e && e->confined && msg && (duckdb_result_error_type(res) == DUCKDB_ERROR_PERMISSION || is_permission_msg(msg)))
         return files_refused(e, context, msg);
     return silt_engine_result_error(res, context);
 }

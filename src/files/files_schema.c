@@ -713,6 +713,17 @@ static int reader_sql(silt_buf *sql, const odf_DataSchema *s, const json_t *attr
     return rc;
 }
 
+/* Drops DuckDB's "Binder Error: " / "Invalid Input Error: " class prefix. */
+static void strip_duckdb_class(char *msg)
+{
+    char *e = strstr(msg, " Error: ");
+    for (char *p = msg; e && p < e; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == ' '))
+            return;
+    if (e)
+        memmove(msg, e + 8, strlen(e + 8) + 1);
+}
+
 /* The view `view` of the files of view `spec` (NULL: no files at all) read
  * with the schema in force at block `schema_at` (NULL = head). */
 static int create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *schema_at,
@@ -765,6 +776,8 @@ static int create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, c
         if (!rc && (rc = silt_engine_exec(e, one.data)) != 0 && rc != SILT_ENOMEM) {
             char msg[768];
             snprintf(msg, sizeof msg, "%s", silt_error_last()); /* silt_err writes the same buffer */
+            if (fmt && strcmp(fmt, "avro") == 0)
+                strip_duckdb_class(msg); /* silt_read_avro's messages are silt's own */
             rc = silt_err(SILT_EINVAL, "dataset '%s': file '%s' does not conform to the schema (format %s): %s",
                           silt_ds_label(ds), fe->path, fmt ? fmt : "parquet", msg);
         }

@@ -6,7 +6,8 @@ written with python3-avro (Debian), and the independent reading of them.
                                  every Avro type and logical type silt maps
   avro_fixtures.py bad DIR       union.avro (a union of int and string),
                                  nullable.avro (["null","long"] field n),
-                                 strings.avro (field n is a string)
+                                 strings.avro (field n is a string),
+                                 bzip2.avro (a codec Apache Avro C lacks)
   avro_fixtures.py simple FILE N  N rows {id: long, name: string, score: double}
   avro_fixtures.py recodec IN CODEC OUT
                                  IN re-encoded with avromod (avro-bin: Apache
@@ -220,6 +221,8 @@ def main():
             {"name": "id", "type": "long"}, {"name": "v", "type": ["int", "string"]}]}, [{"id": 1, "v": 2}])
         write(f"{d}/nullable.avro", {"type": "record", "name": "N", "fields": [
             {"name": "id", "type": "long"}, {"name": "n", "type": ["null", "long"]}]}, [{"id": 1, "n": None}])
+        write(f"{d}/bzip2.avro", {"type": "record", "name": "Z", "fields": [
+            {"name": "id", "type": "long"}]}, [{"id": 1}], codec="bzip2")
         write(f"{d}/strings.avro", {"type": "record", "name": "S", "fields": [
             {"name": "id", "type": "long"}, {"name": "n", "type": "string"}]}, [{"id": 1, "n": "x"}])
     elif mode == "simple":
