@@ -50,6 +50,14 @@ static duckdb_logical_type logical_of(const odf_union *t)
     switch (t->type) {
     case ODF_DataType_Null: return duckdb_create_logical_type(DUCKDB_TYPE_INTEGER);
     case ODF_DataType_Bool: return duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+    case ODF_DataType_Int8: return duckdb_create_logical_type(DUCKDB_TYPE_TINYINT);
+    case ODF_DataType_Int16: return duckdb_create_logical_type(DUCKDB_TYPE_SMALLINT);
+    case ODF_DataType_UInt8: return duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT);
+    case ODF_DataType_UInt16: return duckdb_create_logical_type(DUCKDB_TYPE_USMALLINT);
+    case ODF_DataType_UInt32: return duckdb_create_logical_type(DUCKDB_TYPE_UINTEGER);
+    case ODF_DataType_UInt64: return duckdb_create_logical_type(DUCKDB_TYPE_UBIGINT);
+    case ODF_DataType_Float16: return duckdb_create_logical_type(DUCKDB_TYPE_FLOAT);
+    case ODF_DataType_Duration: return duckdb_create_logical_type(DUCKDB_TYPE_INTERVAL);
     case ODF_DataType_Int32: return duckdb_create_logical_type(DUCKDB_TYPE_INTEGER);
     case ODF_DataType_Int64: return duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
     case ODF_DataType_Float32: return duckdb_create_logical_type(DUCKDB_TYPE_FLOAT);

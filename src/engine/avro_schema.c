@@ -639,10 +639,11 @@ static int resolve(silt_arena *a, const silt_avro_node *w, const odf_union *r, c
         return resolve(a, w ? w->kids[0] : NULL, item, path, depth + 1, &p->kids[0]);
     }
     default:
-        if (!w) {
+        if (!w) { /* every value null: any type DuckDB's C API can name */
             silt_avro_node none = {.kind = SILT_AVRO_NULL};
-            (void)resolve_scalar(p, &none, r); /* only the storage op matters */
-            return p->op ? 0 : mismatch(path, &none, r, NULL);
+            const odf_DataTypeTime *t = r->type == ODF_DataType_Time ? r->value : NULL;
+            p->op = SILT_AVRO_R_NULL;
+            return t && t->has_unit && t->unit == ODF_TimeUnit_Nanosecond ? mismatch(path, &none, r, NULL) : 0;
         }
         if (resolve_scalar(p, w, r) || !p->op)
             return mismatch(path, w, r, NULL);
