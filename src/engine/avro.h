@@ -130,6 +130,10 @@ int silt_avro_resolve(silt_arena *a, const silt_avro_node *w, const odf_DataSche
  * reports it as a refused file, like DuckDB's own). */
 #define SILT_AVRO_REFUSAL "silt_read_avro may only read the files of the datasets of the query"
 
+/* The largest single allocation libavro may make (a block, a string or
+ * bytes value): 256 MiB. Larger ones fail ("Cannot allocate …"). */
+#define SILT_AVRO_MAX_ALLOC ((size_t)256 << 20)
+
 /* Registers silt_read_avro on the engine's connection (engine open). */
 int silt_avro_register(silt_engine *e);
 

@@ -11,8 +11,12 @@
  *  - one scan runs on one thread (max_threads 1): libavro's reader is not
  *    shared;
  *  - every message names the field ("field 'a.b'") and, after bind, the
- *    record number in the file. */
+ *    record number in the file;
+ *  - libavro allocates through capped_alloc: one allocation (a block, a
+ *    string or bytes value) is at most SILT_AVRO_MAX_ALLOC, so a corrupt
+ *    length fails as an error instead of exhausting memory. */
 #include <avro.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,8 +497,23 @@ static void avro_scan(duckdb_function_info info, duckdb_data_chunk out)
     duckdb_data_chunk_set_size(out, row);
 }
 
+static void *capped_alloc(void *user, void *ptr, size_t osize, size_t nsize)
+{
+    (void)user;
+    (void)osize;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return nsize > SILT_AVRO_MAX_ALLOC ? NULL : realloc(ptr, nsize);
+}
+
+static void install_allocator(void) { avro_set_allocator(capped_alloc, NULL); }
+
 int silt_avro_register(silt_engine *e)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_allocator);
     duckdb_table_function f = duckdb_create_table_function();
     if (!f)
         return silt_err(SILT_ENOMEM, "out of memory");
