@@ -968,13 +968,9 @@ int silt_files_schema_infer(char **out, silt_dataset *ds, const char *at)
         else if (fmt0 && fmt != fmt0)
             rc = silt_err(SILT_EINVAL, "file '%s' is %s but '%s' is %s: a schema has one format", fe->path,
                           INFER_NAMES[fmt], first_path, INFER_NAMES[fmt0]);
-        else
-            rc = infer_file(a, &e, fmt, local, &s, csv);
+        else if ((rc = infer_file(a, &e, fmt, local, &s, csv)) != 0 && rc != SILT_ENOMEM)
+            rc = silt_err_context(rc, "file '%s'", fe->path);
         free(local);
-        if (rc && !fmt0 && fmt)
-            rc = silt_err_context(rc, "file '%s'", fe->path);
-        else if (rc && fmt == fmt0)
-            rc = silt_err_context(rc, "file '%s'", fe->path);
         if (!rc && first && !silt_schema_equal(first, s))
             rc = silt_err(SILT_EINVAL, "file '%s' has another schema than '%s'", fe->path, first_path);
         if (!rc && !first) {

@@ -201,4 +201,85 @@ ok sql "SELECT count(*) FROM silt_read_avro('$T_DIR/simple.avro', '{\"fields\":[
 assert_eq "$OUT" "count_star()
 3000" "--unsafe-file-access: any file"
 
+# ---- schema infer of Parquet, CSV and JSON files, and its refusals -----------
+printf 'id;name;amount\n1;a;1.5\n2;b;2.25\n' >p1.csv
+ok new ic --files
+ok upload ic p1.csv
+ok schema infer ic
+printf '%s\n' "$OUT" >ic.yaml
+assert_eq "$OUT" "fields:
+- name: id
+  type:
+    kind: Option
+    inner:
+      kind: Int64
+- name: name
+  type:
+    kind: Option
+    inner:
+      kind: String
+- name: amount
+  type:
+    kind: Option
+    inner:
+      kind: Float64
+format: csv
+csvOptions:
+  separator: \";\"
+  header: true"
+ok schema set ic ic.yaml
+expect_sql "SELECT * FROM ic ORDER BY id" <<'X'
+id,name,amount
+1,a,1.5
+2,b,2.25
+X
+ok sql "COPY (SELECT 1::BIGINT AS id, [1, 2]::INT[] AS l) TO 'a.parquet' (FORMAT parquet)" --unsafe-file-access
+ok new iq --files
+ok upload iq a.parquet
+ok schema infer iq
+printf '%s\n' "$OUT" >iq.yaml
+assert_eq "$(tail -n 8 iq.yaml)" "    kind: Option
+    inner:
+      kind: List
+      itemType:
+        kind: Option
+        inner:
+          kind: Int32
+format: parquet" "Parquet: the footer's types"
+ok schema set iq iq.yaml
+expect_sql "SELECT * FROM iq" <<'X'
+id,l
+1,"[1,2]"
+X
+printf '{"a": 1}\n' >j.json
+ok new ij --files
+ok upload ij j.json
+ok schema infer ij
+assert_eq "$OUT" "fields:
+- name: a
+  type:
+    kind: Option
+    inner:
+      kind: Int64
+format: json"
+ok upload iq p1.csv
+unchanged_after 1 "silt: schema infer iq: file 'p1.csv' is csv but 'a.parquet' is parquet: a schema has one format" schema infer iq
+ok new i2 --files
+ok upload i2 simple.avro
+ok upload i2 strings.avro --as other.avro
+unchanged_after 1 "silt: schema infer i2: file 'simple.avro' has another schema than 'other.avro'" schema infer i2
+echo x >blob.bin
+ok upload ij blob.bin
+unchanged_after 1 "silt: schema infer ij: file 'blob.bin': cannot tell its format (Avro and Parquet by their magic bytes, CSV and JSON by the extension)" schema infer ij
+ok new none --files
+unchanged_after 1 "silt: dataset 'none' has no data files to infer a schema from" schema infer none
+fails 2 "silt: schema infer needs NAME[@BRANCH] [--at RID] (see 'silt help')" schema infer
+# --at: the view as of a transaction
+ok new ia --files
+ok upload ia j.json
+TA=$OUT
+ok upload ia blob.bin
+ok schema infer ia --at "$TA"
+assert_eq "$(tail -n 1 <<<"$OUT")" "format: json"
+
 done_tests
