@@ -14,7 +14,9 @@
  *    record number in the file;
  *  - libavro allocates through capped_alloc: one allocation (a block, a
  *    string or bytes value) is at most SILT_AVRO_MAX_ALLOC, so a corrupt
- *    length fails as an error instead of exhausting memory. */
+ *    length fails as an error instead of exhausting memory; what libavro 1.11
+ *    loses (the reader of a failed open, a block whose realloc failed) is
+ *    freed when the scan ends (the allocations of a scan are tracked). */
 #include <avro.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,7 +38,43 @@ typedef struct bind_data {
     silt_avro_plan *plan;
 } bind_data;
 
+/* Every libavro allocation carries this header. While a scan calls libavro
+ * (TRACK .. UNTRACK), the allocations made are linked into the scan's list;
+ * what is still in it after the reader is closed is what libavro 1.11 lost
+ * (the reader of a failed open, a block buffer whose realloc failed), and
+ * scan_free frees it. */
+typedef struct alloc_hdr {
+    struct alloc_hdr *prev, *next;
+    bool tracked;
+    size_t size;
+} __attribute__((aligned(16))) alloc_hdr;
+
+static __thread alloc_hdr *g_tracking; /* the scan's list while it calls libavro, else NULL */
+#define TRACK(s) (g_tracking = &(s)->allocs)
+#define UNTRACK() (g_tracking = NULL)
+
+static void unlink_hdr(alloc_hdr *h)
+{
+    if (!h->tracked)
+        return;
+    h->prev->next = h->next;
+    h->next->prev = h->prev;
+    h->tracked = false;
+}
+
+static void link_hdr(alloc_hdr *h)
+{
+    h->tracked = g_tracking != NULL;
+    if (!h->tracked)
+        return;
+    h->next = g_tracking->next;
+    h->prev = g_tracking;
+    g_tracking->next->prev = h;
+    g_tracking->next = h;
+}
+
 typedef struct scan {
+    alloc_hdr allocs; /* sentinel of the list of this scan's libavro allocations */
     avro_file_reader_t reader;
     avro_value_iface_t *iface;
     avro_value_t value;
@@ -362,12 +400,19 @@ static void scan_free(void *d)
     scan *s = d;
     if (!s)
         return;
+    TRACK(s);
     if (s->have_value)
         avro_value_decref(&s->value);
     if (s->iface)
         avro_value_iface_decref(s->iface);
     if (s->reader)
         avro_file_reader_close(s->reader);
+    UNTRACK();
+    while (s->allocs.next != &s->allocs) { /* what libavro lost */
+        alloc_hdr *h = s->allocs.next;
+        unlink_hdr(h);
+        free(h);
+    }
     free(s);
 }
 
@@ -436,7 +481,11 @@ static void avro_init(duckdb_init_info info)
         return;
     }
     duckdb_init_set_max_threads(info, 1);
-    if (avro_file_reader(b->path, &s->reader)) {
+    s->allocs.prev = s->allocs.next = &s->allocs;
+    TRACK(s);
+    int rc = avro_file_reader(b->path, &s->reader);
+    UNTRACK();
+    if (rc) {
         s->reader = NULL;
         char m[512];
         snprintf(m, sizeof m, "cannot open the Avro file: %s", avro_strerror());
@@ -444,9 +493,14 @@ static void avro_init(duckdb_init_info info)
         scan_free(s);
         return;
     }
-    avro_schema_t ws = avro_file_reader_get_writer_schema(s->reader);
+    TRACK(s);
+    avro_schema_t ws = avro_file_reader_get_writer_schema(s->reader); /* a new reference */
     s->iface = ws ? avro_generic_class_from_schema(ws) : NULL;
-    if (!s->iface || avro_generic_value_new(s->iface, &s->value)) {
+    if (ws)
+        avro_schema_decref(ws);
+    rc = !s->iface || avro_generic_value_new(s->iface, &s->value);
+    UNTRACK();
+    if (rc) {
         char m[512];
         snprintf(m, sizeof m, "cannot read the Avro writer schema: %s", avro_strerror());
         duckdb_init_set_error(info, m);
@@ -463,6 +517,7 @@ static void avro_scan(duckdb_function_info info, duckdb_data_chunk out)
     scan *s = duckdb_function_get_init_data(info);
     idx_t cap = duckdb_vector_size(), row = 0;
     size_t ncol = b->plan->n;
+    TRACK(s);
     while (!s->done && row < cap) {
         int rv = avro_file_reader_read_value(s->reader, &s->value);
         if (rv == EOF) {
@@ -473,6 +528,7 @@ static void avro_scan(duckdb_function_info info, duckdb_data_chunk out)
         if (rv) {
             snprintf(s->err, sizeof s->err, "record %llu: cannot read the block: %s", (unsigned long long)s->record,
                      avro_strerror());
+            UNTRACK();
             duckdb_function_set_error(info, s->err);
             return;
         }
@@ -488,12 +544,14 @@ static void avro_scan(duckdb_function_info info, duckdb_data_chunk out)
             else
                 rc = put(s, p, &f, vec, row);
             if (rc) {
+                UNTRACK();
                 duckdb_function_set_error(info, s->err);
                 return;
             }
         }
         row++;
     }
+    UNTRACK();
     duckdb_data_chunk_set_size(out, row);
 }
 
@@ -501,11 +559,26 @@ static void *capped_alloc(void *user, void *ptr, size_t osize, size_t nsize)
 {
     (void)user;
     (void)osize;
-    if (nsize == 0) {
-        free(ptr);
+    alloc_hdr *h = ptr ? (alloc_hdr *)ptr - 1 : NULL;
+    if (nsize == 0 || nsize > SILT_AVRO_MAX_ALLOC) {
+        if (nsize == 0 && h) {
+            unlink_hdr(h);
+            free(h);
+        }
+        return NULL; /* too large: the old block stays valid, as realloc */
+    }
+    bool was = h && h->tracked;
+    if (was)
+        unlink_hdr(h);
+    alloc_hdr *n = realloc(h, sizeof *n + nsize);
+    if (!n) {
+        if (was)
+            link_hdr(h);
         return NULL;
     }
-    return nsize > SILT_AVRO_MAX_ALLOC ? NULL : realloc(ptr, nsize);
+    n->size = nsize;
+    link_hdr(n);
+    return n + 1;
 }
 
 static void install_allocator(void) { avro_set_allocator(capped_alloc, NULL); }

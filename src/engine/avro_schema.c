@@ -312,6 +312,9 @@ static int parse_named(parser *ps, const json_t *j, const char *type, const char
         const char *fn = json_string_value(json_object_get(f, "name"));
         if (!fn)
             return bad_schema("Avro schema: record '%s': a field has no name", full);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(x->names[k], fn) == 0)
+                return silt_err(SILT_ECORRUPT, "Avro schema: record '%s' has two fields '%s'", full, fn);
         if (!(x->names[i] = silt_arena_strdup(ps->a, fn)))
             return silt_err(SILT_ENOMEM, "out of memory");
         int rc = parse(ps, json_object_get(f, "type"), *ns, depth + 1, &x->kids[i]);
@@ -564,7 +567,7 @@ static int resolve_fields(silt_arena *a, silt_avro_plan *p, const silt_avro_node
         if (!fp)
             return silt_err(SILT_ENOMEM, "out of memory");
         p->windex[i] = -1;
-        for (size_t k = 0; w && k < w->n; k++)
+        for (size_t k = 0; w && k < w->n && p->windex[i] < 0; k++)
             if (strcmp(w->names[k], f->name) == 0)
                 p->windex[i] = (int)k;
         if (w && p->windex[i] < 0 && f->type.type != ODF_DataType_Option)

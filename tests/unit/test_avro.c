@@ -122,6 +122,8 @@ static void test_infer_refusals(void **state)
                        "field 'n.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next': nested "
                        "deeper than 32 levels (a recursive record?)");
     assert_infer_fails("{\"name\":\"x\",\"type\":\"Nope\"}", SILT_ECORRUPT, "Avro schema: unknown type 'Nope'");
+    assert_infer_fails("{\"name\":\"x\",\"type\":\"int\"},{\"name\":\"x\",\"type\":\"long\"}", SILT_ECORRUPT,
+                       "Avro schema: record 'n.R' has two fields 'x'");
     silt_avro_node *w;
     assert_int_equal(silt_avro_schema_parse(A, "\"long\"", 6, &w), SILT_EUNSUPPORTED);
     assert_string_equal(silt_error_last(), "Avro schema: the top-level type is not a record");
