@@ -282,4 +282,30 @@ ok upload ia blob.bin
 ok schema infer ia --at "$TA"
 assert_eq "$(tail -n 1 <<<"$OUT")" "format: json"
 
+# ---- streaming: a file larger than the memory limit, read with bounded memory
+# (8M rows, 177 MB uncompressed, 64 MB engine memory limit; peak RSS measured
+# with getrusage of the child)
+"$SILT_BUILD_DIR/bench/avro_gen" big.avro 0 8000000 null
+ok new big --files
+ok upload big big.avro
+rm big.avro
+cat >big.yaml <<'Y'
+fields:
+  - {name: id, type: {kind: Int64}}
+  - {name: cat, type: {kind: Int32}}
+  - {name: name, type: {kind: String}}
+  - {name: score, type: {kind: Float64}}
+format: avro
+Y
+ok schema set big big.yaml
+rss=$(SILT_MEMORY_LIMIT=64MB python3 -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(r.returncode, r.stdout.replace("\n", "|"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
+    "$SILT" sql 'SELECT count(*) AS n, sum(id) AS s, max(name) AS m FROM big' --format csv)
+read -r rc_big out_big mb_big <<<"$rss"
+assert_eq "$rc_big $out_big" "0 n,s,m|8000000,31999996000000,name-999|" "8M rows read"
+[ "$mb_big" -lt 160 ] || fail "peak RSS ${mb_big} MB reading a 177 MB Avro file with a 64 MB memory limit (expected < 160 MB)"
+pass
+
 done_tests
