@@ -11,3 +11,5 @@ echo "## Data plane ($(date -u +%Y-%m-%d), $(nproc) cores)"
 "$build/bench/bench_ingest" "$build/silt" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SNAPSHOT_ROUNDS:-10}"
 echo
 bash "$root/bench/bench_serve.sh" "$build/silt" "$build/bench/bare_http" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SERVE_SECONDS:-5}"
+echo
+bash "$root/bench/bench_avro.sh" "$build/silt" "$build/bench/avro_gen" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_AVRO_RUNS:-3}"

@@ -393,10 +393,45 @@ static int schema_set(cli_ctx *c, int argc, char **argv)
     return status;
 }
 
+/* `silt schema infer NAME[@BRANCH] [--at RID]` (files datasets): prints a
+ * document `silt schema set` takes. */
+static int schema_infer(cli_ctx *c, int argc, char **argv)
+{
+    const char *name = NULL, *at = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+            at = argv[++i];
+        else if (argv[i][0] == '-' || name)
+            return cli_usage("schema infer needs NAME[@BRANCH] [--at RID]");
+        else
+            name = argv[i];
+    }
+    if (!name)
+        return cli_usage("schema infer needs NAME[@BRANCH] [--at RID]");
+    silt_workspace *ws;
+    if (cli_open_workspace(c, &ws))
+        return EXIT_FAIL;
+    silt_dataset *ds = NULL;
+    char *text = NULL;
+    int status = EXIT_OK;
+    if (silt_dataset_open(&ds, ws, name) < 0 || silt_files_schema_infer(&text, ds, at) < 0)
+        status = cli_fail(NULL);
+    else if (!c->json)
+        fputs(text, stdout);
+    else
+        cli_json_print(json_pack("{s:o*,s:s}", "dataset", cli_dataset_json(ds), "schemaFile", text));
+    free(text);
+    silt_dataset_free(ds);
+    silt_workspace_free(ws);
+    return status;
+}
+
 int cmd_schema(cli_ctx *c, int argc, char **argv)
 {
     if (argc >= 1 && strcmp(argv[0], "set") == 0)
         return schema_set(c, argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "infer") == 0)
+        return schema_infer(c, argc - 1, argv + 1);
     const char *name = NULL;
     const char *at = NULL;
     silt_schema_format fmt = c->json ? SILT_SCHEMA_JSON : SILT_SCHEMA_TEXT;

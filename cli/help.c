@@ -86,11 +86,15 @@ static const help_entry HELP[] = {
      "  --output FILE    write to FILE\n",
      "silt tail sales -n 5\n"},
     {"schema", "the schema of a dataset; the tabular schema of a files dataset",
-     "silt schema NAME[@BRANCH] [--json | --yaml] [--as-of REF]\nsilt schema set NAME[@BRANCH] FILE",
+     "silt schema NAME[@BRANCH] [--json | --yaml] [--as-of REF]\nsilt schema set NAME[@BRANCH] FILE\n"
+     "silt schema infer NAME[@BRANCH] [--at RID]",
      "  --json | --yaml  print the ODF DataSchema as JSON or YAML\n"
      "  --as-of REF      the schema as of a block (hash or prefix), sequence number, RFC 3339 time\n"
-     "                   or transaction rid (alias --at)\n",
-     "silt schema sales\nsilt schema set raw schema.yaml\n"},
+     "                   or transaction rid (alias --at)\n"
+     "  infer            propose a schema from the view's files (Avro writer schema, Parquet footer,\n"
+     "                   CSV/JSON sampling) as a file for `schema set` (format parquet, csv, json, avro)\n",
+     "silt schema sales\nsilt schema set raw schema.yaml\n"
+     "silt schema infer raw > schema.yaml && silt schema set raw schema.yaml\n"},
     {"read-table", "a table as an Arrow IPC stream or CSV (what readTable of silt serve sends)",
      "silt read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
      "                [--output FILE]",

@@ -877,8 +877,9 @@ void silt_flows_free(silt_flow_info *v, size_t n);
 /* `silt schema set`: sets the tabular schema of a files dataset's branch
  * from a YAML or JSON file holding either an ODF DataSchema (`fields:
  * [{name, type: {kind: …}}]`) or Foundry field types (`fieldSchemaList:
- * [{name, type: LONG, nullable, …}]`), plus `format: parquet|csv|json`
- * (default parquet) and `csvOptions` (separator, header, quote, escape,
+ * [{name, type: LONG, nullable, …}]`), plus `format: parquet|csv|json|avro`
+ * (default parquet; avro: each file's writer schema must resolve to the
+ * schema by the Avro resolution rules, src/engine/avro.h) and `csvOptions` (separator, header, quote, escape,
  * nullValue, encoding, dateFormat, timestampFormat: the fields of an ODF
  * ReadStepCsv). Recorded on the chain as an AddData without data whose
  * extra holds "silt.dev/filesSchema" (see docs/decisions.md), so it is
@@ -887,6 +888,21 @@ int silt_files_schema_set(silt_dataset *ds, const char *path);
 /* The same from a YAML or JSON document in memory (text, len bytes); error
  * messages name it `what` (e.g. "putSchema body"). */
 int silt_files_schema_set_text(silt_dataset *ds, const char *text, size_t len, const char *what);
+
+/* `silt schema infer`: a tabular schema proposed from the files of the
+ * latest view (at == NULL) or of the view as of committed transaction `at`,
+ * as a `silt schema set` document (YAML: `fields:` in the ODF DataSchema
+ * form, `format:`, and for CSV `csvOptions` separator and header), so
+ * upload -> infer -> set works. The format is told by magic bytes (Avro
+ * "Obj\x01", Parquet "PAR1") or the extension (.csv/.tsv/.txt,
+ * .json/.jsonl/.ndjson); every data file (not _* or .*) must have the same
+ * format and schema. Avro: the writer schema (silt_avro_to_odf in
+ * src/engine/avro.h); Parquet: the footer, CSV and JSON: DuckDB's sampling,
+ * every column Option. Caller frees *out. Errors name the file:
+ * SILT_EUNSUPPORTED "file 'x': cannot tell its format …", "… unsupported
+ * union …"; SILT_EINVAL "file 'b' has another schema than 'a'";
+ * SILT_ENOTFOUND "dataset 'x' has no data files to infer a schema from". */
+int silt_files_schema_infer(char **out, silt_dataset *ds, const char *at);
 
 /* The tabular schema in force at the latest view (at == NULL) or at
  * committed transaction `at`, as text (fmt as silt_dataset_schema_get;

@@ -28,6 +28,7 @@ PACKAGES=(
   nginx-light
   npm nodejs
   wrk libedit-dev
+  libavro-dev avro-bin python3-avro
 )
 
 # One dpkg-query call for all packages (fast); it exits non-zero when some

@@ -178,16 +178,19 @@ int fy_schema_get(srv_req *r, srv_resp *out)
     return 0;
 }
 
-/* The silt format of a Foundry dataframeReader, or NULL (error filled). */
+/* The silt format of a Foundry dataframeReader (PARQUET, the default, CSV
+ * and AVRO), or NULL (error filled: DATASOURCE and others). */
 static const char *reader_format(srv_resp *out, const char *reader)
 {
     if (!reader || strcmp(reader, "PARQUET") == 0)
         return "parquet";
     if (strcmp(reader, "CSV") == 0)
         return "csv";
+    if (strcmp(reader, "AVRO") == 0)
+        return "avro";
     srv_foundry_error(out, 0, "INVALID_ARGUMENT", "InvalidSchema",
                       json_pack("{s:s,s:s}", "errorType", "UNSUPPORTED_DATAFRAME_READER", "message", reader),
-                      "dataframeReader %s is not supported by silt (use CSV or PARQUET)", reader);
+                      "dataframeReader %s is not supported by silt (use AVRO, CSV or PARQUET)", reader);
     return NULL;
 }
 

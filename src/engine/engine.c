@@ -10,6 +10,7 @@
  *  - what a user statement may be is decided by DuckDB (its statement split,
  *    its prepared statement type, its refusal to open a file); the text of
  *    the statement is only looked at to name a refused statement. */
+#include "engine/avro.h"
 #include "engine/engine_internal.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -91,6 +92,8 @@ int silt_engine_open(silt_engine **out, const silt_engine_opts *opts)
      * cached copy of a file this engine wrote */
     if (!rc)
         rc = silt_engine_exec(e, "SET enable_external_file_cache = false");
+    if (!rc)
+        rc = silt_avro_register(e);
     if (rc) {
         silt_engine_free(e);
         return rc;
@@ -239,16 +242,22 @@ int silt_engine_query_rows(silt_engine *e, const char *sql, silt_engine_row_fn r
  * extract errors come as text only. */
 static const char PERMISSION_PREFIX[] = "Permission Error: ";
 
+/* silt_read_avro's refusal (avro_read.c) as DuckDB reports a bind error. */
+static const char AVRO_REFUSAL[] = "Binder Error: " SILT_AVRO_REFUSAL;
+
 static bool is_permission_msg(const char *msg)
 {
-    return strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0;
+    return strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0 ||
+           strncmp(msg, AVRO_REFUSAL, sizeof AVRO_REFUSAL - 1) == 0;
 }
 
 /* "<context>: reading files is not allowed: <msg> (<hint>)" */
 static int files_refused(silt_engine *e, const char *context, const char *msg)
 {
-    if (is_permission_msg(msg))
+    if (strncmp(msg, PERMISSION_PREFIX, sizeof PERMISSION_PREFIX - 1) == 0)
         msg += sizeof PERMISSION_PREFIX - 1;
+    else if (strncmp(msg, AVRO_REFUSAL, sizeof AVRO_REFUSAL - 1) == 0)
+        msg += sizeof "Binder Error: " - 1;
     int n = (int)strcspn(msg, "\n");
     const char *h = e->hint_files;
     return silt_err(SILT_EINVAL, "%s%sreading files is not allowed: %.*s%s%s%s", context ? context : "",
@@ -258,7 +267,7 @@ static int files_refused(silt_engine *e, const char *context, const char *msg)
 int silt_engine_error(silt_engine *e, duckdb_result *res, const char *context)
 {
     const char *msg = duckdb_result_error(res);
-    if (e && e->confined && msg && duckdb_result_error_type(res) == DUCKDB_ERROR_PERMISSION)
+    if (e && e->confined && msg && (duckdb_result_error_type(res) == DUCKDB_ERROR_PERMISSION || is_permission_msg(msg)))
         return files_refused(e, context, msg);
     return silt_engine_result_error(res, context);
 }
@@ -283,6 +292,14 @@ int silt_engine_allow_file(silt_engine *e, const char *path)
 }
 
 bool silt_engine_is_confined(const silt_engine *e) { return e->confined; }
+
+bool silt_engine_may_read(silt_engine *e, const char *path)
+{
+    for (size_t i = 0; e->confined && i < e->nallowed; i++)
+        if (strcmp(e->allowed[i], path) == 0)
+            return true;
+    return !e->confined;
+}
 
 /* Appends the SQL list literal ['a', 'b', …] of a[0..na) and b[0..nb). */
 static int put_path_list(silt_buf *sql, const char *const *a, size_t na, const char *const *b, size_t nb)
@@ -309,8 +326,12 @@ int silt_engine_confine(silt_engine *e, const silt_confine_opts *o)
         return silt_err(SILT_EINTERNAL, "engine: already confined");
     if (!o)
         o = &none;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < o->n_files; i++)
+        rc = silt_engine_allow_file(e, o->files[i]); /* one list: DuckDB's and silt_engine_may_read's */
     e->confined = true; /* fail closed, see the invariants */
-    int rc = dup_hint(&e->hint_write, o->hint_write);
+    if (!rc)
+        rc = dup_hint(&e->hint_write, o->hint_write);
     if (!rc)
         rc = dup_hint(&e->hint_other, o->hint_other);
     if (!rc)
@@ -318,10 +339,10 @@ int silt_engine_confine(silt_engine *e, const silt_confine_opts *o)
     silt_buf sql = SILT_BUF_INIT;
     /* allowed_paths and allowed_directories can only be set while external
      * access is still on; the lock comes last */
-    if (!rc && e->nallowed + o->n_files > 0) {
+    if (!rc && e->nallowed > 0) {
         rc = silt_buf_puts(&sql, "SET allowed_paths = ");
         if (!rc)
-            rc = put_path_list(&sql, (const char *const *)e->allowed, e->nallowed, o->files, o->n_files);
+            rc = put_path_list(&sql, (const char *const *)e->allowed, e->nallowed, NULL, 0);
         if (!rc)
             rc = silt_buf_puts(&sql, "; ");
     }

@@ -19,6 +19,11 @@ int silt_engine_error(silt_engine *e, duckdb_result *res, const char *context);
 /* Records the DuckDB error type of the last engine error (limits.c). */
 void silt_engine_note_error_type(int duckdb_error_type);
 
+/* May a C table function of silt (silt_read_avro) read `path`? Always on an
+ * engine that is not confined; on a confined one only the exact paths it
+ * allowed (silt_engine_allow_file and the confine options' files). */
+bool silt_engine_may_read(silt_engine *e, const char *path);
+
 /* Flags of silt_engine_prepare. */
 enum {
     SILT_PREP_USER = 1,    /* a user's statement: on a confined engine only a read-only query */

@@ -5,7 +5,7 @@
  * an AddData WITHOUT data (it only advances the watermark, like an empty
  * transaction, and carries the checkpoint over) whose extra attributes hold
  *   "silt.dev/filesSchema": {"schema": <ODF DataSchema JSON>,
- *                            "format": "parquet"|"csv"|"json",
+ *                            "format": "parquet"|"csv"|"json"|"avro",
  *                            "csvOptions": {<ReadStepCsv field names>}}
  * Other ODF tools see an ordinary AddData with extra attributes; silt's
  * view code ignores it (no rows, no transaction attribute). The schema in
@@ -29,6 +29,7 @@
 #include "dataset/dataset_internal.h"
 #include "files/files.h"
 #include "files/txn.h"
+#include "engine/avro.h"
 #include "engine/schema.h"
 #include "odf/desc.h"
 #include "odf/json.h"
@@ -182,11 +183,12 @@ static int attr_from_doc(json_t *doc, const char *path, json_t **out)
     silt_buf_free(&cols);
     const char *fmt = json_string_value(json_object_get(doc, "format"));
     if (!rc && json_object_get(doc, "format") && !fmt)
-        rc = silt_err(SILT_EINVAL, "%s: 'format' must be parquet, csv or json", path);
+        rc = silt_err(SILT_EINVAL, "%s: 'format' must be parquet, csv, json or avro", path);
     if (!rc && !fmt)
         fmt = "parquet";
-    if (!rc && strcasecmp(fmt, "parquet") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "json"))
-        rc = silt_err(SILT_EINVAL, "%s: unknown format '%s' (use parquet, csv or json)", path, fmt);
+    if (!rc && strcasecmp(fmt, "parquet") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "json") &&
+        strcasecmp(fmt, "avro"))
+        rc = silt_err(SILT_EINVAL, "%s: unknown format '%s' (use parquet, csv, json or avro)", path, fmt);
     json_t *csv = json_object_get(doc, "csvOptions");
     json_t *copt = json_object();
     if (!rc && !copt)
@@ -638,10 +640,25 @@ static int rid_at(silt_dataset *ds, const uint8_t *at, char *rid)
     return rc;
 }
 
+/* Avro: the table function of engine/avro.h resolves each file's writer
+ * schema to the dataset schema itself (typed columns, no casts). */
+static int reader_sql_avro(silt_buf *sql, const json_t *attr, const char *qpath)
+{
+    char *sj = json_dumps(json_object_get(attr, "schema"), JSON_COMPACT);
+    char *q = sj ? silt_sql_str(sj) : NULL;
+    int rc = q ? silt_buf_printf(sql, "SELECT * FROM silt_read_avro(%s, %s)", qpath, q)
+               : silt_err(SILT_ENOMEM, "out of memory");
+    free(q);
+    free(sj);
+    return rc;
+}
+
 /* Reader SQL for one file: SELECT <cast columns> FROM read_*(path, …). */
 static int reader_sql(silt_buf *sql, const odf_DataSchema *s, const json_t *attr, const char *qpath)
 {
     const char *fmt = json_string_value(json_object_get(attr, "format"));
+    if (fmt && strcmp(fmt, "avro") == 0)
+        return reader_sql_avro(sql, attr, qpath);
     bool csv = fmt && strcmp(fmt, "csv") == 0, js = fmt && strcmp(fmt, "json") == 0;
     int rc = silt_buf_puts(sql, "SELECT ");
     for (size_t i = 0; !rc && i < s->fields.n; i++) {
@@ -696,6 +713,17 @@ static int reader_sql(silt_buf *sql, const odf_DataSchema *s, const json_t *attr
     return rc;
 }
 
+/* Drops DuckDB's "Binder Error: " / "Invalid Input Error: " class prefix. */
+static void strip_duckdb_class(char *msg)
+{
+    char *e = strstr(msg, " Error: ");
+    for (char *p = msg; e && p < e; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == ' '))
+            return;
+    if (e)
+        memmove(msg, e + 8, strlen(e + 8) + 1);
+}
+
 /* The view `view` of the files of view `spec` (NULL: no files at all) read
  * with the schema in force at block `schema_at` (NULL = head). */
 static int create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, const uint8_t *schema_at,
@@ -748,6 +776,8 @@ static int create_sql_view(silt_engine *e, silt_dataset *ds, const char *view, c
         if (!rc && (rc = silt_engine_exec(e, one.data)) != 0 && rc != SILT_ENOMEM) {
             char msg[768];
             snprintf(msg, sizeof msg, "%s", silt_error_last()); /* silt_err writes the same buffer */
+            if (fmt && strcmp(fmt, "avro") == 0)
+                strip_duckdb_class(msg); /* silt_read_avro's messages are silt's own */
             rc = silt_err(SILT_EINVAL, "dataset '%s': file '%s' does not conform to the schema (format %s): %s",
                           silt_ds_label(ds), fe->path, fmt ? fmt : "parquet", msg);
         }
@@ -803,4 +833,165 @@ int silt_files_create_sql_view_spec(silt_engine *e, silt_dataset *ds, const char
                             ds->name);
     }
     return create_sql_view(e, ds, view, last ? blk : NULL, spec);
+}
+
+/* ---- silt schema infer ------------------------------------------------------------ */
+
+enum { INFER_AVRO = 1, INFER_PARQUET, INFER_CSV, INFER_JSON };
+static const char *const INFER_NAMES[] = {"", "avro", "parquet", "csv", "json"};
+
+/* The format of one file: its magic bytes (Avro, Parquet), else its
+ * extension (csv/tsv/txt, json/jsonl/ndjson); 0 when neither tells. */
+static int infer_format(const char *local, const char *path)
+{
+    unsigned char m[4] = {0};
+    FILE *f = fopen(local, "rb");
+    size_t n = f ? fread(m, 1, 4, f) : 0;
+    if (f)
+        fclose(f);
+    if (n == 4 && memcmp(m, "Obj\x01", 4) == 0)
+        return INFER_AVRO;
+    if (n == 4 && memcmp(m, "PAR1", 4) == 0)
+        return INFER_PARQUET;
+    const char *dot = strrchr(path, '.');
+    if (dot && (!strcasecmp(dot, ".csv") || !strcasecmp(dot, ".tsv") || !strcasecmp(dot, ".txt")))
+        return INFER_CSV;
+    if (dot && (!strcasecmp(dot, ".json") || !strcasecmp(dot, ".jsonl") || !strcasecmp(dot, ".ndjson")))
+        return INFER_JSON;
+    return 0;
+}
+
+/* The schema of one file of format fmt; CSV also its separator and header. */
+static int infer_file(silt_arena *a, silt_engine **e, int fmt, const char *local, odf_DataSchema **out,
+                      json_t *csv)
+{
+    if (fmt == INFER_AVRO) {
+        silt_avro_header h;
+        silt_avro_node *w = NULL;
+        int rc = silt_avro_header_read(a, local, &h);
+        if (!rc)
+            rc = silt_avro_schema_parse(a, h.schema, h.schema_len, &w);
+        return rc ? rc : silt_avro_to_odf(a, w, out);
+    }
+    int rc = *e ? 0 : silt_engine_open(e, NULL);
+    char *q = rc ? NULL : silt_sql_str(local);
+    if (!rc && !q)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    silt_buf sql = SILT_BUF_INIT;
+    static const char *const FN[] = {"", "", "read_parquet", "read_csv", "read_json"};
+    if (!rc)
+        rc = silt_buf_printf(&sql, "SELECT * FROM %s(%s)", FN[fmt], q);
+    if (!rc)
+        rc = silt_schema_from_query(*e, a, sql.data, NULL, out);
+    if (!rc && fmt == INFER_CSV) {
+        char *d = NULL, *hh = NULL;
+        silt_buf_clear(&sql);
+        rc = silt_buf_printf(&sql, "SELECT Delimiter FROM sniff_csv(%s)", q);
+        if (!rc)
+            rc = silt_engine_query_text(*e, &d, sql.data);
+        silt_buf_clear(&sql);
+        if (!rc)
+            rc = silt_buf_printf(&sql, "SELECT HasHeader::VARCHAR FROM sniff_csv(%s)", q);
+        if (!rc)
+            rc = silt_engine_query_text(*e, &hh, sql.data);
+        if (!rc) {
+            json_object_set_new(csv, "separator", json_string(d ? d : ","));
+            json_object_set_new(csv, "header", json_boolean(hh && strcmp(hh, "true") == 0));
+        }
+        free(d);
+        free(hh);
+    }
+    silt_buf_free(&sql);
+    free(q);
+    return rc;
+}
+
+/* The schema-set document of schema s in format fmt. */
+static int infer_doc(silt_buf *b, const odf_DataSchema *s, int fmt, json_t *csv)
+{
+    int rc = odf_yaml_emit(b, &odf_desc_DataSchema, s, 0);
+    if (!rc && b->len && b->data[b->len - 1] != '\n')
+        rc = silt_buf_putc(b, '\n');
+    if (!rc)
+        rc = silt_buf_printf(b, "format: %s\n", INFER_NAMES[fmt]);
+    if (!rc && fmt == INFER_CSV) {
+        char *sep = silt_sql_str(json_string_value(json_object_get(csv, "separator")));
+        rc = sep ? silt_buf_printf(b, "csvOptions:\n  separator: \"%s\"\n  header: %s\n",
+                                   strcmp(sep, "'\t'") == 0 ? "\\t" : json_string_value(json_object_get(csv, "separator")),
+                                   json_is_true(json_object_get(csv, "header")) ? "true" : "false")
+                 : silt_err(SILT_ENOMEM, "out of memory");
+        free(sep);
+    }
+    return rc;
+}
+
+int silt_files_schema_infer(char **out, silt_dataset *ds, const char *at)
+{
+    *out = NULL;
+    int rc = silt_files_require(ds);
+    silt_view_spec spec = {at, NULL, NULL};
+    silt_view *v = NULL;
+    if (!rc)
+        rc = silt_view_get(&v, ds, &spec);
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    if (!rc && !a)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    silt_engine *e = NULL;
+    odf_DataSchema *first = NULL;
+    const char *first_path = NULL;
+    int fmt0 = 0;
+    json_t *csv = json_object();
+    if (!rc && !csv)
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < silt_view_count(v); i++) {
+        const silt_file_entry *fe = silt_view_entry(v, i);
+        const char *base = strrchr(fe->path, '/');
+        base = base ? base + 1 : fe->path;
+        if (base[0] == '_' || base[0] == '.')
+            continue; /* not data, as in the views */
+        char rid_p[64];
+        if (silt_files_purged(rid_p, ds, fe->content_hash) == 1) {
+            rc = silt_err(SILT_ENOTFOUND, "file '%s' was purged by retention (transaction %s)", fe->path, rid_p);
+            break;
+        }
+        char *local = silt_view_object_path(ds, fe);
+        if (!local) {
+            rc = silt_err(SILT_ENOMEM, "out of memory");
+            break;
+        }
+        int fmt = infer_format(local, fe->path);
+        odf_DataSchema *s = NULL;
+        if (!fmt)
+            rc = silt_err(SILT_EUNSUPPORTED, "file '%s': cannot tell its format (Avro and Parquet by their magic "
+                                             "bytes, CSV and JSON by the extension)",
+                          fe->path);
+        else if (fmt0 && fmt != fmt0)
+            rc = silt_err(SILT_EINVAL, "file '%s' is %s but '%s' is %s: a schema has one format", fe->path,
+                          INFER_NAMES[fmt], first_path, INFER_NAMES[fmt0]);
+        else if ((rc = infer_file(a, &e, fmt, local, &s, csv)) != 0 && rc != SILT_ENOMEM)
+            rc = silt_err_context(rc, "file '%s'", fe->path);
+        free(local);
+        if (!rc && first && !silt_schema_equal(first, s))
+            rc = silt_err(SILT_EINVAL, "file '%s' has another schema than '%s'", fe->path, first_path);
+        if (!rc && !first) {
+            first = s;
+            first_path = silt_arena_strdup(a, fe->path);
+            fmt0 = fmt;
+        }
+    }
+    if (!rc && !first)
+        rc = silt_err(SILT_ENOTFOUND, "dataset '%s' has no data files to infer a schema from", silt_ds_label(ds));
+    silt_buf b = SILT_BUF_INIT;
+    if (!rc)
+        rc = infer_doc(&b, first, fmt0, csv);
+    if (!rc && !(*out = silt_buf_detach(&b)))
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (rc && rc != SILT_ENOMEM && rc != SILT_ENOTFOUND)
+        rc = silt_err_context(rc, "schema infer %s", silt_ds_label(ds));
+    silt_buf_free(&b);
+    json_decref(csv);
+    silt_engine_free(e);
+    silt_view_free(v);
+    silt_arena_free(a);
+    return rc;
 }

@@ -310,8 +310,8 @@ test("getSchema / putSchema round trip, getSchemaBatch", async () => {
     "NOT_FOUND", "SchemaNotFound");
   await rejects(Datasets.getSchema(client, ds.rid, { branchName: "dev/feature x" }), 404, "NOT_FOUND", "SchemaNotFound",
     { datasetRid: ds.rid, branchName: "dev/feature x" });
-  await rejects(Datasets.putSchema(client, ds.rid, { dataframeReader: "AVRO", schema: { fieldSchemaList: fields } }),
-    400, "INVALID_ARGUMENT", "InvalidSchema", { errorType: "UNSUPPORTED_DATAFRAME_READER", message: "AVRO" });
+  await rejects(Datasets.putSchema(client, ds.rid, { dataframeReader: "DATASOURCE", schema: { fieldSchemaList: fields } }),
+    400, "INVALID_ARGUMENT", "InvalidSchema", { errorType: "UNSUPPORTED_DATAFRAME_READER", message: "DATASOURCE" });
   const bad = await rejects(Datasets.putSchema(client, ds.rid, { schema: { fieldSchemaList: [{ name: "x", type: "NOPE", nullable: true }] } }),
     400, "INVALID_ARGUMENT", "InvalidSchema");
   assert.match(bad.message, /putSchema body: fields\[0\] 'x': unknown type 'NOPE'/);
