@@ -13,3 +13,5 @@ echo
 bash "$root/bench/bench_serve.sh" "$build/silt" "$build/bench/bare_http" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_SERVE_SECONDS:-5}"
 echo
 bash "$root/bench/bench_avro.sh" "$build/silt" "$build/bench/avro_gen" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_AVRO_RUNS:-3}"
+echo
+bash "$root/bench/bench_output.sh" "$build/silt" "${SILT_BENCH_OUTPUT_ROWS:-1000000}" "${SILT_BENCH_OUTPUT_RUNS:-3}"
