@@ -142,9 +142,17 @@ int cmd_append(cli_ctx *c, int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage("append needs NAME and at least one EVENT.yaml");
-    for (int i = 0; i < argc; i++)
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) { /* what follows are EVENT files */
+            memmove(argv + i, argv + i + 1, (size_t)(argc - i - 1) * sizeof *argv);
+            argc--;
+            break;
+        }
         if (argv[i][0] == '-' && argv[i][1])
             return cli_usage("append: unknown option '%s'", argv[i]);
+    }
+    if (argc < 2)
+        return cli_usage("append needs NAME and at least one EVENT.yaml");
     silt_workspace *ws;
     if (cli_open_workspace(c, &ws))
         return EXIT_FAIL;

@@ -110,26 +110,32 @@ int cmd_ingest(cli_ctx *c, int argc, char **argv)
     int status = EXIT_OK;
     char *stdin_path = NULL, *stdin_dir = NULL;
     long stdin_slot = -1; /* files[] index of '-' (copied once the workspace is open) */
+    bool ended = false; /* after "--": operands only */
     for (int i = 0; i < argc && status == EXIT_OK; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
-        if (strcmp(a, "--input-format") == 0) {
+        if (!ended && strcmp(a, "--") == 0) {
+            ended = true;
+            continue;
+        }
+        bool opt = !ended && a[0] == '-' && a[1] != '\0';
+        if (opt && strcmp(a, "--input-format") == 0) {
             slot = &format;
-        } else if (strcmp(a, "--format") == 0) {
+        } else if (opt && strcmp(a, "--format") == 0) {
             /* --format is the output format everywhere else */
             fputs("silt: warning: --format is deprecated for ingest; use --input-format\n", stderr);
             slot = &format;
-        }
-        else if (strcmp(a, "--event-time") == 0)
+        } else if (opt && strcmp(a, "--event-time") == 0) {
             slot = &event_time;
-        else if (strcmp(a, "--source-name") == 0)
+        } else if (opt && strcmp(a, "--source-name") == 0) {
             slot = &source;
+        }
         if (slot) {
             if (i + 1 >= argc)
                 status = cli_usage("ingest: %s needs a value", a);
             else
                 *slot = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
+        } else if (opt) {
             status = cli_usage("ingest: unknown option '%s'", a);
         } else if (!ref) {
             ref = a;

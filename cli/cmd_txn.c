@@ -457,10 +457,14 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
 int cmd_cat(cli_ctx *c, int argc, char **argv)
 {
     const char *ref = NULL, *path = NULL, *at = NULL;
+    bool ended = false; /* after "--": operands only */
     for (int i = 0; i < argc; i++) {
-        if ((strcmp(argv[i], "--at") == 0 || strcmp(argv[i], "--as-of") == 0) && i + 1 < argc)
+        bool opt = !ended && argv[i][0] == '-' && argv[i][1];
+        if (opt && strcmp(argv[i], "--") == 0)
+            ended = true;
+        else if (opt && (strcmp(argv[i], "--at") == 0 || strcmp(argv[i], "--as-of") == 0) && i + 1 < argc)
             at = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1])
+        else if (opt)
             return cli_usage("cat: unknown option '%s'", argv[i]);
         else if (!ref)
             ref = argv[i];

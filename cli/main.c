@@ -255,6 +255,31 @@ static int help(int argc, char **argv)
     return cli_usage("help takes one COMMAND, --man or --completion SHELL");
 }
 
+/* "--" ends the options of every command. The commands whose operands may
+ * start with '-' (file paths, SQL) handle it in their parsers: what follows
+ * it is an operand. For every other command an operand cannot start with
+ * '-' (dataset names, rids, branches), so "--" changes nothing but where the
+ * options end: it is dropped here and the parser sees plain operands.
+ * Returns the new count. */
+static int drop_dashdash(char **args, int n)
+{
+    static const char *const OWN[] = {"sql",    "tail",    "init",   "new",    "add",   "list",
+                                      "info",   "rename",  "delete", "upload", "ingest", "cat",
+                                      "append", "sources", "flows"};
+    for (size_t i = 0; i < sizeof OWN / sizeof OWN[0]; i++)
+        if (strcmp(args[0], OWN[i]) == 0)
+            return n;
+    if (strcmp(args[0], "txn") == 0 && n > 1 && strcmp(args[1], "put") == 0)
+        return n;
+    int k = 1;
+    while (k < n && strcmp(args[k], "--") != 0)
+        k++;
+    if (k >= n)
+        return n;
+    memmove(args + k, args + k + 1, (size_t)(n - k - 1) * sizeof *args);
+    return n - 1;
+}
+
 int main(int argc, char **argv)
 {
     cli_ctx c = {0};
@@ -313,6 +338,7 @@ int main(int argc, char **argv)
         free(args);
         return EXIT_OK;
     }
+    n = drop_dashdash(args, n);
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
         if (strcmp(cmd, COMMANDS[i].name) == 0) {
             int rc = COMMANDS[i].fn(&c, n - 1, args + 1);

@@ -33,6 +33,32 @@ assert_contains "$OUT" "silt txn — transactions of a files dataset"
 ok init
 ok new alpha
 fails_like 1 "invalid dataset reference '--help'" info -- --help
+# "--" ends the options of every command: before operands that cannot
+# start with '-' it changes nothing; file operands after it may start with '-'
+ok new --files fz
+printf 'x\n' >"$T_DIR/x.txt"
+printf 'y\n' >"$T_DIR/-y.txt"
+(cd "$T_DIR" && "$SILT" upload fz -- x.txt -y.txt >/dev/null) || fail "upload fz -- x.txt -y.txt"
+pass
+ok files -- fz
+assert_eq "$(printf '%s\n' "$OUT" | cut -f1 | tr '\n' ' ')" "-y.txt x.txt " "files -- NAME"
+ok cat fz -- -y.txt
+assert_eq "$OUT" "y" "cat NAME -- -PATH"
+for args in "log -- fz -n 1" "verify -- fz" "schema -- fz" "branch list -- fz" "txn list -- fz" \
+            "retention show -- fz" "gc --dry-run -- fz" "token list --" "files -- fz"; do
+    # shellcheck disable=SC2086
+    ok $args
+done
+ok log -- fz -n 1
+A=$OUT
+ok log fz -n 1
+assert_eq "$A" "$OUT" "log -- NAME -n 1 = log NAME -n 1"
+ok verify -- fz
+assert_eq "$OUT" "fz: ok (3 blocks)" "verify -- NAME"
+ok new --push-source csv ev
+printf 'a\n1\n' >"$T_DIR/-e.csv"
+(cd "$T_DIR" && "$SILT" ingest ev -- -e.csv >"$T_DIR/.ing" 2>&1) || fail "ingest ev -- -e.csv: $(cat "$T_DIR/.ing")"
+assert_contains "$(cat "$T_DIR/.ing")" "ev: 1 new record (offsets 0..0)"
 # every command of the usage text has a help entry (and nothing else is listed)
 ok help
 USAGE=$OUT
