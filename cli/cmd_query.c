@@ -209,6 +209,8 @@ static int query_failed(const char *what, const silt_sql_opts *so, uint64_t rows
         return cli_fail(NULL);
     if (so->format && strcmp(so->format, "parquet") == 0) /* rows are counted when the file is complete */
         fprintf(stderr, "silt: interrupted: %s: '%s' was removed\n", what, so->output);
+    else if (so->output && rows == 0 && access(so->output, F_OK) == 0) /* stopped before any row */
+        fprintf(stderr, "silt: interrupted: %s: 0 rows written; '%s' was left as it was\n", what, so->output);
     else if (so->output)
         fprintf(stderr, "silt: interrupted: %s: %llu row%s written; '%s' was removed\n", what,
                 (unsigned long long)rows, rows == 1 ? "" : "s", so->output);

@@ -123,7 +123,9 @@ static void render(const cli_progress *p, double elapsed, char *line, size_t cap
     if (s->removed)
         ADD(", %llu deleted", (unsigned long long)s->removed);
     char b1[32], b2[32];
-    if (s->bytes || s->total_bytes || !unit[0]) {
+    if (!unit[0] && !s->bytes && !s->total_bytes) {
+        ADD("running"); /* nothing counted or written yet */
+    } else if (s->bytes || s->total_bytes || !unit[0]) {
         fmt_bytes((double)s->bytes, b1, sizeof b1);
         if (s->total_bytes) {
             fmt_bytes((double)s->total_bytes, b2, sizeof b2);

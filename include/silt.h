@@ -415,8 +415,11 @@ typedef struct silt_sql_opts {
      * and bytes = the output file's size so far, then once from the calling
      * thread with unit "rows", done = total = the rows; a nonzero answer
      * interrupts the export (SILT_ECANCELED, the file removed). The text
-     * formats: called from the calling thread with phase "sql" (tail:
-     * "tail"), unit "rows":
+     * formats: while DuckDB still computes the result, after 1 s and then
+     * every 200 ms FROM THE HELPER THREAD with unit "" and 0 bytes (a
+     * nonzero answer interrupts the query: SILT_ECANCELED, nothing written,
+     * `output` untouched); then from the calling thread with phase "sql"
+     * (tail: "tail"), unit "rows":
      *  - after every chunk of result rows (2048): done = the rows written
      *    so far (>= 1), bytes = the bytes written so far, total 0; the
      *    table format, which needs every row before its first line, counts

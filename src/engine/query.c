@@ -599,13 +599,18 @@ static int run_wrapper(silt_engine *e, const char *sql, duckdb_statement_type ty
     return rc;
 }
 
-/* Progress of a Parquet export: DuckDB writes the file inside one COPY
- * statement, so a ticker thread reports the file's size every
- * TICK_MS while the caller's thread runs the statement (and works on its
- * tasks); a nonzero answer interrupts the statement (duckdb_interrupt,
- * which DuckDB allows from another thread). The thread is joined before
- * run_parquet returns, so no callback outlives it. */
+/* Progress while DuckDB runs a statement: a ticker thread reports every
+ * TICK_MS, while the caller's thread runs the statement (and works on its
+ * tasks), the output file's size (a Parquet export, which DuckDB writes
+ * inside one COPY statement) or 0 bytes (a text format still computing its
+ * result), with unit "" (no rows known yet); a nonzero answer interrupts
+ * the statement (duckdb_interrupt, which DuckDB allows from another
+ * thread), so Ctrl-C stops a long query, not only its output. The first
+ * report comes after `first_ms` (TICK_MS for Parquet; 1 s for a text
+ * result, so quick queries report only their rows). The thread is joined
+ * before the statement's caller goes on, so no callback outlives it. */
 #define TICK_MS 200
+#define TICK_FIRST_TEXT_MS 1000
 
 typedef struct pq_ticker {
     const silt_query_out *o;
@@ -614,23 +619,26 @@ typedef struct pq_ticker {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;
+    long first_ms;
+    const char *sized; /* the file whose size is reported (Parquet), or NULL: 0 bytes */
     atomic_bool canceled;
 } pq_ticker;
 
 static uint64_t file_size(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    return path && stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 }
 
 static void *pq_tick(void *arg)
 {
     pq_ticker *t = arg;
     pthread_mutex_lock(&t->lock);
-    while (!t->stop) {
+    for (long wait_ms = t->first_ms; !t->stop; wait_ms = TICK_MS) {
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_nsec += TICK_MS * 1000000L;
+        dl.tv_sec += wait_ms / 1000;
+        dl.tv_nsec += wait_ms % 1000 * 1000000L;
         if (dl.tv_nsec >= 1000000000L) {
             dl.tv_sec++;
             dl.tv_nsec -= 1000000000L;
@@ -643,7 +651,7 @@ static void *pq_tick(void *arg)
         pthread_mutex_unlock(&t->lock);
         /* unit "": the rows are known only at the end */
         silt_progress p = {.phase = t->o->phase ? t->o->phase : "sql", .unit = "",
-                           .bytes = file_size(t->o->path)};
+                           .bytes = file_size(t->sized)};
         if (!atomic_load(&t->canceled) && t->o->progress(t->o->progress_ctx, &p)) {
             atomic_store(&t->canceled, true);
             duckdb_interrupt(silt_engine_conn(t->e));
@@ -654,11 +662,14 @@ static void *pq_tick(void *arg)
     return NULL;
 }
 
-static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *o)
+static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *o, long first_ms,
+                            const char *sized)
 {
     memset(t, 0, sizeof *t);
     t->o = o;
     t->e = e;
+    t->first_ms = first_ms;
+    t->sized = sized;
     atomic_init(&t->canceled, false);
     if (!o->progress || pthread_mutex_init(&t->lock, NULL) != 0)
         return false;
@@ -702,7 +713,7 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
     duckdb_result res;
     bool have_res = false;
     pq_ticker t;
-    bool ticking = rc == 0 && pq_ticker_start(&t, e, o);
+    bool ticking = rc == 0 && pq_ticker_start(&t, e, o, TICK_MS, o->path);
     if (rc == 0)
         rc = run_wrapper(e, b.data, DUCKDB_STATEMENT_TYPE_COPY, &res, &have_res);
     if (ticking && pq_ticker_stop(&t))
@@ -787,9 +798,13 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
         rc = run_parquet(e, prep, inner, o);
     } else if (rc == 0) {
         duckdb_result res;
+        pq_ticker t;
+        bool ticking = pq_ticker_start(&t, e, o, TICK_FIRST_TEXT_MS, NULL);
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)
             rc = silt_engine_error(e, &res, "sql");
-        else
+        if (ticking && pq_ticker_stop(&t))
+            rc = silt_err(SILT_ECANCELED, "interrupted");
+        else if (rc == 0)
             rc = write_text(&res, o);
         duckdb_destroy_result(&res);
     }

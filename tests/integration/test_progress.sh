@@ -339,4 +339,19 @@ assert_eq "$(lines_of tty.bin | grep '^silt: ' || true)" "silt: interrupted: sql
 [ ! -e pq4.parquet ] || fail "pq4.parquet left behind"
 pass
 ws_compare "$before" "an interrupted parquet export"
+# Ctrl-C while DuckDB still computes the result (no row yet, "running" after
+# 1 s): the query itself is interrupted; an existing --output file is left
+LONG="SELECT sum(range * 7 % 13) AS s FROM range(3000000000)"
+pty tty.bin --interrupt-on 'sql: running' -- "$SILT" sql "$LONG" --format csv
+assert_eq "$RC" "130" "sql: Ctrl-C while computing"
+assert_eq "$(lines_of tty.bin | grep -c '^sql: running, [0-9]s elapsed$')" "$(lines_of tty.bin | grep -vc '^silt: ')" \
+    "only 'sql: running, Ns elapsed' lines while computing"
+assert_eq "$(lines_of tty.bin | grep '^silt: ' || true)" "silt: interrupted: sql: 0 rows written to stdout" \
+    "the Ctrl-C line while computing"
+assert_eq "$OUT" "" "nothing on stdout"
+printf 'old\n' >keep.csv
+pty tty.bin --interrupt-on 'sql: running' -- "$SILT" sql "$LONG" --format csv --output keep.csv
+assert_eq "$RC" "130"
+assert_eq "$(lines_of tty.bin | grep '^silt: ' || true)" "silt: interrupted: sql: 0 rows written; 'keep.csv' was left as it was"
+assert_eq "$(cat keep.csv)" "old" "the output file is untouched"
 done_tests

@@ -356,6 +356,21 @@ static void test_parquet_progress(void **state)
     assert_int_equal(c.n, 1);
     assert_string_equal(c.v[0].unit, "");
     assert_int_equal(stat(path, &st), -1);
+
+    /* a text result still being computed: after 1 s one report (unit "",
+     * 0 bytes); a stop interrupts the query, nothing is written */
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    memset(&c, 0, sizeof c);
+    silt_sql_opts so = {.format = "csv", .out = f, .rows_out = &rows, .progress = stop_on_size, .progress_ctx = &c};
+    assert_int_equal(silt_sql(g_ws, "SELECT sum(range * 7 % 13) AS s FROM range(3000000000)", &so), SILT_ECANCELED);
+    assert_string_equal(silt_error_last(), "interrupted");
+    assert_int_equal(rows, 0);
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.v[0].unit, "");
+    assert_int_equal(c.v[0].bytes, 0);
+    assert_int_equal(ftell(f), 0);
+    fclose(f);
 }
 
 int main(void)
