@@ -612,7 +612,7 @@ static int run_wrapper(silt_engine *e, const char *sql, duckdb_statement_type ty
 #define TICK_MS 200
 #define TICK_FIRST_TEXT_MS 1000
 
-typedef struct pq_ticker {
+typedef struct exec_ticker {
     const silt_query_out *o;
     silt_engine *e;
     pthread_t thread;
@@ -622,7 +622,7 @@ typedef struct pq_ticker {
     long first_ms;
     const char *sized; /* the file whose size is reported (Parquet), or NULL: 0 bytes */
     atomic_bool canceled;
-} pq_ticker;
+} exec_ticker;
 
 static uint64_t file_size(const char *path)
 {
@@ -630,9 +630,9 @@ static uint64_t file_size(const char *path)
     return path && stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 }
 
-static void *pq_tick(void *arg)
+static void *ticker_run(void *arg)
 {
-    pq_ticker *t = arg;
+    exec_ticker *t = arg;
     pthread_mutex_lock(&t->lock);
     for (long wait_ms = t->first_ms; !t->stop; wait_ms = TICK_MS) {
         struct timespec dl;
@@ -662,7 +662,7 @@ static void *pq_tick(void *arg)
     return NULL;
 }
 
-static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *o, long first_ms,
+static bool ticker_start(exec_ticker *t, silt_engine *e, const silt_query_out *o, long first_ms,
                             const char *sized)
 {
     memset(t, 0, sizeof *t);
@@ -677,7 +677,7 @@ static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *
         pthread_mutex_destroy(&t->lock);
         return false;
     }
-    if (pthread_create(&t->thread, NULL, pq_tick, t) != 0) { /* no progress, still the export */
+    if (pthread_create(&t->thread, NULL, ticker_run, t) != 0) { /* no progress, still the export */
         pthread_cond_destroy(&t->cond);
         pthread_mutex_destroy(&t->lock);
         return false;
@@ -686,7 +686,7 @@ static bool pq_ticker_start(pq_ticker *t, silt_engine *e, const silt_query_out *
 }
 
 /* Stops and joins the ticker; returns whether it interrupted the statement. */
-static bool pq_ticker_stop(pq_ticker *t)
+static bool ticker_stop(exec_ticker *t)
 {
     pthread_mutex_lock(&t->lock);
     t->stop = true;
@@ -712,11 +712,11 @@ static int run_parquet(silt_engine *e, duckdb_prepared_statement prep, const cha
     free(qp);
     duckdb_result res;
     bool have_res = false;
-    pq_ticker t;
-    bool ticking = rc == 0 && pq_ticker_start(&t, e, o, TICK_MS, o->path);
+    exec_ticker t;
+    bool ticking = rc == 0 && ticker_start(&t, e, o, TICK_MS, o->path);
     if (rc == 0)
         rc = run_wrapper(e, b.data, DUCKDB_STATEMENT_TYPE_COPY, &res, &have_res);
-    if (ticking && pq_ticker_stop(&t))
+    if (ticking && ticker_stop(&t))
         rc = silt_err(SILT_ECANCELED, "interrupted");
     uint64_t rows = rc == 0 ? duckdb_rows_changed(&res) : 0;
     if (o->rows_out)
@@ -798,11 +798,11 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
         rc = run_parquet(e, prep, inner, o);
     } else if (rc == 0) {
         duckdb_result res;
-        pq_ticker t;
-        bool ticking = pq_ticker_start(&t, e, o, TICK_FIRST_TEXT_MS, NULL);
+        exec_ticker t;
+        bool ticking = ticker_start(&t, e, o, TICK_FIRST_TEXT_MS, NULL);
         if (duckdb_execute_prepared(prep, &res) == DuckDBError)
             rc = silt_engine_error(e, &res, "sql");
-        if (ticking && pq_ticker_stop(&t))
+        if (ticking && ticker_stop(&t))
             rc = silt_err(SILT_ECANCELED, "interrupted");
         else if (rc == 0)
             rc = write_text(&res, o);
