@@ -291,6 +291,20 @@ rm "$DSDIR/blocks"
 mv "$DSDIR/blocks.real" "$DSDIR/blocks"
 expect_http 200 GET "/api/v2/datasets/$RID/files/side.txt/content"
 assert_eq "$HTTP_BODY" x "content after the link is gone"
+# info/ records (here the parentFolderRid of info/foundry.json) are stat-validated
+# too: a record replaced, created or removed is seen by the next request
+folder() { expect_http 200 GET "/api/v2/datasets/$RID"; jget "d['parentFolderRid']" <<<"$HTTP_BODY"; }
+assert_eq "$(folder)" ri.silt.main.folder.root "no folder recorded"
+printf '{"parentFolderRid": "ri.test.folder.one"}' >fj && mv fj "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.test.folder.one "a record created"
+sleep 2.5
+assert_eq "$(folder)" ri.test.folder.one "a settled record"
+printf '{"parentFolderRid": "ri.test.folder.two"}' >fj && mv fj "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.test.folder.two "a settled record replaced"
+sleep 2.5
+assert_eq "$(folder)" ri.test.folder.two "the replacement settled"
+rm "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.silt.main.folder.root "a settled record removed"
 ok delete settled2
 expect_http 404 GET "/api/v2/datasets/$RID"
 # the workspace itself moved away, then replaced by another one: the cached
