@@ -86,7 +86,7 @@ void srv_target_clear(srv_target *t)
         free(t->args[i].key);
         free(t->args[i].value);
     }
-    memset(t, 0, sizeof *t);
+    t->nseg = t->nargs = 0; /* the arrays hold nothing beyond the counts (4.6 KiB not cleared per request) */
 }
 
 static char *dup_range(const char *s, size_t n)
@@ -146,7 +146,7 @@ static int add_arg(srv_target *t, const char *s, size_t n)
 
 int srv_target_parse(srv_target *t, const char *raw_path, const char *raw_query)
 {
-    memset(t, 0, sizeof *t);
+    t->nseg = t->nargs = 0;
     int rc = 0;
     const char *p = raw_path ? raw_path : "";
     while (rc == 0 && *p) {
