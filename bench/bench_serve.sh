@@ -48,6 +48,7 @@ head -c 4096 /dev/urandom >f.bin
 "$SILT" upload bench f.bin >/dev/null
 for b in 1 2 3 4 5 6 7 8; do "$SILT" branch create bench "b$b" >/dev/null; done
 RID=$("$SILT" --json info bench | python3 -c 'import json,sys;print(json.load(sys.stdin)["rid"])')
+STORED=$("$SILT" token create bench-read --read 2>/dev/null) # a token of tokens.json: one stat + SHA-256 per request
 
 start_silt() {
     PORT=$(free_port)
@@ -81,6 +82,7 @@ start_silt
 read -r s_rps s_50 s_99 < <(wrk_run "http://127.0.0.1:$PORT/api/v2/datasets/$RID")
 read -r c_rps c_50 c_99 < <(wrk_run "http://127.0.0.1:$PORT/api/v2/datasets/$RID/files/f.bin/content")
 read -r h_rps h_50 h_99 < <(wrk_run "http://127.0.0.1:$PORT/health")
+read -r t_rps t_50 t_99 < <(TOKEN=$STORED wrk_run "http://127.0.0.1:$PORT/api/v2/datasets/$RID")
 read -r bt2_rps _ _ < <(bare_run thread)
 read -r bp2_rps _ _ < <(bare_run pool)
 bt_rps=$(python3 -c "print('%.2f' % (($bt1_rps + $bt2_rps) / 2))")
@@ -90,6 +92,7 @@ echo "| bare MHD, static 190-byte JSON (epoll, 2 threads; runs: $bp1_rps, $bp2_r
 echo "| silt: GET /api/v2/datasets/{rid} | $s_rps | $s_50 | $s_99 | $(ratio "$s_rps" "$bt_rps") | $(ratio "$s_rps" "$bp_rps") |"
 echo "| silt: GET …/files/f.bin/content (4 KiB) | $c_rps | $c_50 | $c_99 | $(ratio "$c_rps" "$bt_rps") | $(ratio "$c_rps" "$bp_rps") |"
 echo "| silt: GET /health (no dataset, no token) | $h_rps | $h_50 | $h_99 | $(ratio "$h_rps" "$bt_rps") | $(ratio "$h_rps" "$bp_rps") |"
+echo "| silt: GET /api/v2/datasets/{rid}, a stored token (\`silt token create\`) | $t_rps | $t_50 | $t_99 | $(ratio "$t_rps" "$bt_rps") | $(ratio "$t_rps" "$bp_rps") |"
 
 # ---- uploads with auto-commit: 8 clients on 8 branches ---------------------------------
 cat >upload.lua <<'LUA'

@@ -201,6 +201,19 @@ typedef struct silt_dataset_info {
 } silt_dataset_info;
 
 int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds);
+/* The same summary as of the handle's last read of its head (the open, or
+ * the last silt_dataset_info_get or write through it), without reading the
+ * head again: for a caller that has just opened ds and must not pay a
+ * second ref read (silt serve's per-request opens). No I/O, cannot fail. */
+void silt_dataset_info_as_read(silt_dataset_info *out, const silt_dataset *ds);
+
+/* Makes ds a snapshot of the head it has read (it must be open, i.e.
+ * synced): later reads through it (silt_dataset_info_get, files views,
+ * content) use that state instead of reading the head again. For a
+ * handle that is only read, for a short time (one request of silt
+ * serve: one ref read per request); a commit by anyone is seen by the
+ * next handle opened. Never write through a pinned handle. */
+void silt_dataset_pin(silt_dataset *ds);
 
 /* Appends metadata events from a YAML file: either a single event mapping
  * (`kind: SetInfo …`), a manifest `kind: MetadataEvent` envelope, or a

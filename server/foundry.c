@@ -33,10 +33,10 @@ int fy_open(srv_req *r, srv_resp *out, const char *ref, fy_ds *d)
     int rc = srv_open_ws(r, out, &d->ws);
     if (rc)
         return rc;
-    rc = silt_dataset_open(&d->ds, d->ws, ref);
+    rc = silt_dataset_open(&d->ds, d->ws, ref); /* reads the head: info_as_read does not again */
     silt_dataset_info info;
     if (!rc)
-        rc = silt_dataset_info_get(&info, d->ds);
+        silt_dataset_info_as_read(&info, d->ds);
     if (rc == SILT_ENOTFOUND || rc == SILT_EINVAL || (!rc && !srv_token_sees(r, info.name))) {
         fy_close(d);
         return not_found(out, ref), SILT_ENOTFOUND;
@@ -48,6 +48,8 @@ int fy_open(srv_req *r, srv_resp *out, const char *ref, fy_ds *d)
     }
     snprintf(d->name, sizeof d->name, "%s", info.name);
     snprintf(d->rid, sizeof d->rid, "%s", info.rid);
+    if (r->method == SRV_GET || r->method == SRV_HEAD)
+        silt_dataset_pin(d->ds); /* read-only: the head read at open serves the whole request */
     return 0;
 }
 

@@ -16,14 +16,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *dataset_json(fy_ds *d)
+/* folder: the recorded parentFolderRid, NULL for none (borrowed) */
+static json_t *dataset_json(const fy_ds *d, const char *folder)
+{
+    return json_pack("{s:s,s:s,s:s}", "rid", d->rid, "name", d->name, "parentFolderRid",
+                     folder ? folder : FY_ROOT_FOLDER);
+}
+
+/* Appends "s" as a JSON string; false when s holds a byte jansson would
+ * have to judge (control characters, quotes, non-ASCII) or out is full. */
+static bool put_plain_string(char *out, size_t cap, size_t *n, const char *s)
+{
+    size_t l = strlen(s);
+    if (*n + l + 2 >= cap)
+        return false;
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+            return false;
+    out[(*n)++] = '"';
+    memcpy(out + *n, s, l);
+    *n += l;
+    out[(*n)++] = '"';
+    return true;
+}
+
+/* The Dataset answer (GET, on every request): written directly when every
+ * value is plain ASCII (rid, name and folder RIDs always are: their
+ * grammars), the same bytes jansson writes; otherwise through jansson. */
+static void dataset_answer(srv_resp *out, fy_ds *d)
 {
     char *folder = NULL;
     silt_dataset_folder_get(&folder, d->ds);
-    json_t *j = json_pack("{s:s,s:s,s:s}", "rid", d->rid, "name", d->name, "parentFolderRid",
-                          folder ? folder : FY_ROOT_FOLDER);
+    char text[1024];
+    size_t n = 0;
+    bool ok = true;
+    const char *keys[] = {"{\"rid\":", ",\"name\":", ",\"parentFolderRid\":"};
+    const char *vals[] = {d->rid, d->name, folder ? folder : FY_ROOT_FOLDER};
+    for (size_t i = 0; ok && i < 3; i++) {
+        size_t kl = strlen(keys[i]);
+        ok = n + kl < sizeof text;
+        if (ok) {
+            memcpy(text + n, keys[i], kl);
+            n += kl;
+            ok = put_plain_string(text, sizeof text, &n, vals[i]);
+        }
+    }
+    if (ok && n + 1 < sizeof text) {
+        text[n++] = '}';
+        srv_bytes(out, 200, "application/json", text, n);
+    } else {
+        srv_json(out, 200, dataset_json(d, folder));
+    }
     free(folder);
-    return j;
 }
 
 int fy_dataset_create(srv_req *r, srv_resp *out)
@@ -74,7 +118,7 @@ int fy_dataset_create(srv_req *r, srv_resp *out)
     if (!rc) {
         snprintf(d.name, sizeof d.name, "%s", info.name);
         snprintf(d.rid, sizeof d.rid, "%s", info.rid);
-        srv_json(out, 200, dataset_json(&d));
+        dataset_answer(out, &d);
     }
     fy_close(&d);
     json_decref(b);
@@ -86,7 +130,7 @@ int fy_dataset_get(srv_req *r, srv_resp *out)
     fy_ds d;
     if (fy_open(r, out, r->params[0], &d))
         return 0;
-    srv_json(out, 200, dataset_json(&d));
+    dataset_answer(out, &d);
     fy_close(&d);
     return 0;
 }

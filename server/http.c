@@ -619,6 +619,44 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* ---- completion: log and clean up ---------------------------------------- */
 
+/* Appends s to line[*n..cap); false when it does not fit. */
+static bool put_str(char *line, size_t *n, size_t cap, const char *s)
+{
+    size_t l = strlen(s);
+    if (*n + l >= cap)
+        return false;
+    memcpy(line + *n, s, l);
+    *n += l;
+    return true;
+}
+
+static bool put_u64(char *line, size_t *n, size_t cap, unsigned long long v)
+{
+    char d[24];
+    size_t k = sizeof d;
+    d[--k] = '\0';
+    do
+        d[--k] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    return put_str(line, n, cap, d + k);
+}
+
+/* The log line "METHOD URL STATUS BYTES 1.5ms TOKEN[ (aborted)]\n" formatted
+ * without stdio (it is on every request); 0 when it does not fit in cap. */
+static size_t log_line(char *line, size_t cap, const char *method, const char *url, int status,
+                       unsigned long long bytes, double ms, const char *token, bool aborted)
+{
+    unsigned long long tenths = ms > 0 ? (unsigned long long)(ms * 10 + 0.5) : 0;
+    char frac[3] = {'.', (char)('0' + tenths % 10), '\0'};
+    size_t n = 0;
+    bool ok = put_str(line, &n, cap, method) && put_str(line, &n, cap, " ") && put_str(line, &n, cap, url) &&
+              put_str(line, &n, cap, " ") && put_u64(line, &n, cap, (unsigned long long)(status < 0 ? 0 : status)) &&
+              put_str(line, &n, cap, " ") && put_u64(line, &n, cap, bytes) && put_str(line, &n, cap, " ") &&
+              put_u64(line, &n, cap, tenths / 10) && put_str(line, &n, cap, frac) && put_str(line, &n, cap, "ms ") &&
+              put_str(line, &n, cap, token) && put_str(line, &n, cap, aborted ? " (aborted)\n" : "\n");
+    return ok ? n : 0;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
     (void)c;
@@ -631,13 +669,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     double ms = (double)(end.tv_sec - q->start.tv_sec) * 1e3 + (double)(end.tv_nsec - q->start.tv_nsec) / 1e6;
     /* formatted outside the lock; one write(2) per line keeps lines whole */
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s %s %d %llu %.1fms %s%s\n", q->req.method_name ? q->req.method_name : "-",
-                     q->req.url ? q->req.url : "-", q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes,
-                     ms, q->req.token.present ? q->req.token.name : "-",
-                     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    size_t n = log_line(line, sizeof line, q->req.method_name ? q->req.method_name : "-", q->req.url ? q->req.url : "-",
+                        q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes, ms,
+                        q->req.token.present ? q->req.token.name : "-", toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
     pthread_mutex_lock(&s->log_lock);
-    if (n >= 0 && (size_t)n < sizeof line) {
-        (void)!write(STDERR_FILENO, line, (size_t)n);
+    if (n > 0) {
+        (void)!write(STDERR_FILENO, line, n);
     } else { /* a long URL: the unbounded path */
         fprintf(stderr, "%s %s %d %llu %.1fms %s%s\n", q->req.method_name ? q->req.method_name : "-",
                 q->req.url ? q->req.url : "-", q->queued ? q->resp.status : 0, (unsigned long long)q->resp.bytes,

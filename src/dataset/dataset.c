@@ -844,6 +844,18 @@ int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds)
     int rc = silt_ds_sync(ds);
     if (rc < 0)
         return rc;
+    silt_dataset_info_as_read(out, ds);
+    return 0;
+}
+
+void silt_dataset_pin(silt_dataset *ds)
+{
+    ds->pinned = true;
+}
+
+void silt_dataset_info_as_read(silt_dataset_info *out, const silt_dataset *ds)
+{
+    memset(out, 0, sizeof *out);
     const odf_chain_state *st = &ds->st;
     out->name = ds->name;
     out->id = ds->id;
@@ -862,7 +874,6 @@ int silt_dataset_info_get(silt_dataset_info *out, silt_dataset *ds)
     out->has_polling_source = st->polling_source.present;
     out->num_push_sources = st->num_push_sources;
     out->data_size = st->data_size;
-    return 0;
 }
 
 /* ---- append_events -------------------------------------------------------- */

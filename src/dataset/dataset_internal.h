@@ -44,6 +44,7 @@ struct silt_dataset {
     silt_progress_fn progress; /* silt_dataset_set_progress (may be NULL) */
     void *progress_ctx;
     silt_progress *prog;       /* counters of the running verify (ops/verify.c), or NULL */
+    bool pinned;               /* silt_dataset_pin: silt_ds_sync keeps the state read (a snapshot) */
 };
 
 /* ---- progress.c ---- */

@@ -1,15 +1,46 @@
 /* info.c — JSON records in a dataset's info/ directory (see info.h).
  * Invariants: a record is only ever replaced atomically, so a crash leaves
- * the old or the new content; a missing record reads as an empty object. */
+ * the old or the new content; a missing record reads as an empty object.
+ * In a long-running process a record's text (or its absence) comes from the
+ * stat cache (statcache.c) while the file stats as when it was read: a
+ * replacement by rename gives it a new inode, creating it makes it stat. */
 #include "dataset/info.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "dataset/dataset_internal.h"
 
 #include "util/error.h"
 #include "util/fsutil.h"
 
 static int info_lock(silt_dataset *ds, const char *name, bool exclusive);
+
+/* silt_fs_read of a record, through the stat cache (see the head comment).
+ * A text holding a NUL byte is not cached (the cache keeps C strings). */
+static int read_cached(const char *p, silt_buf *b)
+{
+    if (!silt_process_caches_on())
+        return silt_fs_read(p, b);
+    silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    bool present = silt_stat_id_of(p, &ids[0]) == 0;
+    if (present ? !S_ISREG(ids[0].mode) : errno != ENOENT)
+        return silt_fs_read(p, b);
+    char *hit = silt_statcache_get('i', p, ids);
+    if (hit) {
+        int rc = present ? silt_buf_append(b, hit, strlen(hit)) : silt_err(SILT_ENOTFOUND, "%s: not found", p);
+        free(hit);
+        return rc;
+    }
+    int rc = silt_fs_read(p, b);
+    if (rc == 0 && present && (!b->len || !memchr(b->data, 0, b->len)))
+        silt_statcache_put('i', p, ids, b->data ? b->data : "");
+    else if (rc == SILT_ENOTFOUND && !present)
+        silt_statcache_put('i', p, ids, "");
+    return rc;
+}
 
 int silt_ds_info_load(silt_dataset *ds, const char *name, json_t **out)
 {
@@ -18,7 +49,7 @@ int silt_ds_info_load(silt_dataset *ds, const char *name, json_t **out)
     if (!p)
         return silt_err(SILT_ENOMEM, "out of memory");
     silt_buf b = SILT_BUF_INIT;
-    int rc = silt_fs_read(p, &b);
+    int rc = read_cached(p, &b);
     if (rc == SILT_ENOTFOUND) {
         silt_err_clear();
         *out = json_object();

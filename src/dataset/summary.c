@@ -29,13 +29,21 @@
  * chain, and the head's multihash names the whole chain (blocks are
  * immutable objects); a commit moves the ref, so the next open misses and
  * catches up as before. Entries are immutable once published; the table
- * is shared by threads under a mutex and holds at most STATE_CACHE_N. */
+ * is shared by threads under a mutex and holds at most STATE_CACHE_N.
+ *
+ * Head reads: in a long-running process the ref's value is taken from the
+ * stat cache (statcache.c) while refs/<ref> stats as when it was read: a
+ * ref is only ever replaced by a rename (store/localfs.c), which gives it
+ * a new inode. One lstat instead of an open, a read and a close per sync.
+ * A write still compares the ref it read under the ref lock (the store's
+ * compare-and-swap), so a head taken from here can never fork the chain. */
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dataset/dataset_internal.h"
 #include "odf/block.h"
@@ -382,10 +390,43 @@ static void state_cache_put(const silt_dataset *ds)
     }
 }
 
+/* The value of ds's ref (see "Head reads" above). */
+static int read_head(silt_dataset *ds, uint8_t head[SILT_MH_LEN])
+{
+    if (!silt_process_caches_on())
+        return silt_store_ref_read_hash(ds->store, ds->ref, head);
+    char *p = silt_path_join(ds->dir, "refs", ds->ref, NULL);
+    silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    bool have = p && silt_stat_id_of(p, &ids[0]) == 0 && S_ISREG(ids[0].mode);
+    char *hit = have ? silt_statcache_get('h', p, ids) : NULL;
+    silt_buf mh = SILT_BUF_INIT;
+    if (hit && silt_multihash_from_text(hit, &mh) == 0 && mh.len == SILT_MH_LEN) {
+        memcpy(head, mh.data, SILT_MH_LEN);
+        silt_buf_free(&mh);
+        free(hit);
+        free(p);
+        return 0;
+    }
+    if (hit)
+        silt_err_clear(); /* an entry that does not parse: read the file */
+    silt_buf_free(&mh);
+    free(hit);
+    int rc = silt_store_ref_read_hash(ds->store, ds->ref, head);
+    if (rc == 0 && have) {
+        char text[SILT_MH_TEXT_LEN + 1];
+        silt_multihash_to_text(head, SILT_MH_LEN, text);
+        silt_statcache_put('h', p, ids, text);
+    }
+    free(p);
+    return rc;
+}
+
 int silt_ds_sync(silt_dataset *ds)
 {
+    if (ds->pinned && !ds->st.empty)
+        return 0; /* a snapshot handle: the state read at open (silt_dataset_pin) */
     uint8_t head[SILT_MH_LEN];
-    int rc = silt_store_ref_read_hash(ds->store, ds->ref, head);
+    int rc = read_head(ds, head);
     if (rc == SILT_ENOTFOUND)
         return silt_err(SILT_ENOTFOUND, "dataset '%s': branch %s has no head", ds->name, ds->branch);
     if (rc < 0)

@@ -17,11 +17,13 @@
  *
  * Open cache: resolving an explicit directory (realpath, is-dir checks,
  * creating datasets/) is done once per process and directory string; a
- * later open of the same string reuses the result when `dir` still names
- * the same directory (stat: device and inode) and the cached `.silt` and
- * `.silt/datasets` still are those directories. Anything else (moved,
- * removed, replaced by a symlink to elsewhere) resolves afresh. Relative
- * paths are never cached (they depend on the working directory).
+ * later open of the same string reuses the result when `.silt/datasets`
+ * still is the same directory (stat: device and inode) and, unless the
+ * string is canonical (its own realpath, so it maps to the same `.silt`
+ * string whatever happens to its components), `dir` and the cached `.silt`
+ * still are those directories. Anything else (moved, removed, replaced by
+ * a symlink to elsewhere) resolves afresh. Relative paths are never cached
+ * (they depend on the working directory).
  *
  * Lookup cache: name -> dataset directory and RID -> dataset directory
  * (silt_ws_dircache_*), process-wide, shared by threads under a mutex. An
@@ -171,6 +173,7 @@ typedef struct ws_cached {
     char *root; /* its `.silt` (owned) */
     dev_t dir_dev, root_dev, ds_dev;
     ino_t dir_ino, root_ino, ds_ino;
+    bool canonical; /* root is dir or dir/.silt: dir is an absolute path without symlinks, . or .. */
 } ws_cached;
 
 static pthread_mutex_t g_ws_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -198,8 +201,11 @@ static char *ws_cache_get(const char *dir)
             continue;
         dev_t d;
         ino_t n;
-        bool ok = stat_dir(dir, &d, &n) && d == c->dir_dev && n == c->dir_ino && stat_dir(c->root, &d, &n) &&
-                  d == c->root_dev && n == c->root_ino;
+        /* a canonical dir string resolves to the same root string whatever
+         * replaced a component since: its datasets/ being the same directory
+         * is then all the cache stands for */
+        bool ok = c->canonical || (stat_dir(dir, &d, &n) && d == c->dir_dev && n == c->dir_ino &&
+                                   stat_dir(c->root, &d, &n) && d == c->root_dev && n == c->root_ino);
         if (ok) {
             char *ds = silt_path_join(c->root, "datasets", NULL);
             ok = ds && stat_dir(ds, &d, &n) && d == c->ds_dev && n == c->ds_ino;
@@ -219,6 +225,10 @@ static void ws_cache_put(const char *dir, const char *root, const char *datasets
     if (dir[0] != '/' || !stat_dir(dir, &c.dir_dev, &c.dir_ino) || !stat_dir(root, &c.root_dev, &c.root_ino) ||
         !stat_dir(datasets, &c.ds_dev, &c.ds_ino))
         return;
+    char real[PATH_MAX];
+    size_t dl = strlen(dir);
+    c.canonical = realpath(dir, real) && strcmp(real, dir) == 0 &&
+                  (strcmp(root, dir) == 0 || (strncmp(root, dir, dl) == 0 && strcmp(root + dl, "/.silt") == 0));
     c.dir = strdup(dir);
     c.root = strdup(root);
     if (!c.dir || !c.root) {

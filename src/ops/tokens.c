@@ -524,10 +524,20 @@ static int info_from_tok(silt_token_info *out, const silt_tok *t)
 
 /* ---- create / list / revoke ----------------------------------------------- */
 
+/* SHA-256 fetched from the provider once per process: EVP_sha256() makes
+ * every EVP_Digest fetch it again (OpenSSL 3: a locked provider lookup),
+ * and silt serve hashes the presented token on every request. Kept for
+ * the life of the process; EVP_sha256() if the fetch fails. */
+static EVP_MD *g_sha256;
+static pthread_once_t g_sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void) { g_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL); }
+
 static int sha256(uint8_t out[SILT_TOKEN_HASH_LEN], const void *data, size_t len)
 {
+    pthread_once(&g_sha256_once, sha256_fetch);
     unsigned int n = 0;
-    if (EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) != 1 || n != SILT_TOKEN_HASH_LEN)
+    if (EVP_Digest(data, len, out, &n, g_sha256 ? g_sha256 : EVP_sha256(), NULL) != 1 || n != SILT_TOKEN_HASH_LEN)
         return silt_err(SILT_EINTERNAL, "tokens: SHA-256 failed");
     return 0;
 }

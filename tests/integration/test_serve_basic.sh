@@ -261,6 +261,17 @@ sleep 2.5
 expect_http 200 GET /api/v2/datasets/settled
 RID=$(jget "d['rid']" <<<"$HTTP_BODY")
 expect_http 200 GET "/api/v2/datasets/$RID/files/side.txt/content"
+# a settled head (refs/head, stat-validated) moved by a CLI commit
+printf 'w' >side4.txt
+ok upload settled side4.txt
+expect_http 200 GET "/api/v2/datasets/$RID/files/side4.txt/content"
+assert_eq "$HTTP_BODY" w "CLI commit on a settled head"
+sleep 2.5
+expect_http 200 GET "/api/v2/datasets/$RID/files/side4.txt/content"
+printf 'v' >side4.txt
+ok upload settled side4.txt
+expect_http 200 GET "/api/v2/datasets/$RID/files/side4.txt/content"
+assert_eq "$HTTP_BODY" v "second CLI commit on a settled head"
 ok rename settled settled2
 expect_http 200 GET "/api/v2/datasets/$RID"
 assert_eq "$(jget "d['name']" <<<"$HTTP_BODY")" settled2 "rename of a settled name seen by RID"
@@ -280,8 +291,37 @@ rm "$DSDIR/blocks"
 mv "$DSDIR/blocks.real" "$DSDIR/blocks"
 expect_http 200 GET "/api/v2/datasets/$RID/files/side.txt/content"
 assert_eq "$HTTP_BODY" x "content after the link is gone"
+# info/ records (here the parentFolderRid of info/foundry.json) are stat-validated
+# too: a record replaced, created or removed is seen by the next request
+folder() { expect_http 200 GET "/api/v2/datasets/$RID"; jget "d['parentFolderRid']" <<<"$HTTP_BODY"; }
+assert_eq "$(folder)" ri.silt.main.folder.root "no folder recorded"
+printf '{"parentFolderRid": "ri.test.folder.one"}' >fj && mv fj "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.test.folder.one "a record created"
+sleep 2.5
+assert_eq "$(folder)" ri.test.folder.one "a settled record"
+printf '{"parentFolderRid": "ri.test.folder.two"}' >fj && mv fj "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.test.folder.two "a settled record replaced"
+sleep 2.5
+assert_eq "$(folder)" ri.test.folder.two "the replacement settled"
+rm "$DSDIR/info/foundry.json"
+assert_eq "$(folder)" ri.silt.main.folder.root "a settled record removed"
 ok delete settled2
 expect_http 404 GET "/api/v2/datasets/$RID"
+# the workspace itself moved away, then replaced by another one: the cached
+# workspace (validated by one stat of .silt/datasets) never hides either
+ok new ws-old --files
+expect_http 200 GET /api/v2/datasets/ws-old
+mv .silt .silt.away
+expect_http 500 GET /api/v2/datasets/ws-old
+assert_eq "$(jget "d['message']" <<<"$HTTP_BODY")" "$T_DIR/.silt: no such directory" "workspace moved away"
+ok init
+ok new ws-new --files
+expect_http 404 GET /api/v2/datasets/ws-old
+expect_http 200 GET /api/v2/datasets/ws-new
+rm -rf .silt
+mv .silt.away .silt
+expect_http 200 GET /api/v2/datasets/ws-old
+expect_http 404 GET /api/v2/datasets/ws-new
 serve_stop
 # a client that sends nothing is disconnected after --connection-timeout
 serve_start --connection-timeout 1
