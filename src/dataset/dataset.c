@@ -313,6 +313,22 @@ int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 
 /* ---- appending ---------------------------------------------------------- */
 
+void silt_ds_add_data_continue(const silt_dataset *ds, odf_AddData *ad, odf_Checkpoint *cp)
+{
+    if (ds->st.has_last_offset) {
+        ad->has_prev_offset = true;
+        ad->prev_offset = ds->st.last_offset;
+    }
+    if (!ds->st.has_checkpoint)
+        return;
+    ad->prev_checkpoint = (odf_bytes){(uint8_t *)ds->st.checkpoint, SILT_MH_LEN};
+    if (cp) {
+        cp->physical_hash = ad->prev_checkpoint;
+        cp->size = ds->st.checkpoint_size;
+        ad->new_checkpoint = cp;
+    }
+}
+
 int silt_ds_append_events_n(silt_dataset *ds, const odf_union *events, size_t n,
                             uint8_t (*hashes_out)[SILT_MH_LEN])
 {

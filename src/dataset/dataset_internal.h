@@ -163,6 +163,11 @@ const char *silt_ds_label(const silt_dataset *ds);
  * rebuild the event to retry). `hash_out` (may be NULL) receives the new
  * block hash. */
 int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_out[SILT_MH_LEN]);
+/* Fills the links of an AddData that continues ds's chain from ds->st:
+ * prevOffset and prevCheckpoint, and when `cp` is non-NULL the same
+ * checkpoint carried over as newCheckpoint (cp filled, ad->new_checkpoint
+ * = cp: it must live as long as ad). Nothing else of ad is touched. */
+void silt_ds_add_data_continue(const silt_dataset *ds, odf_AddData *ad, odf_Checkpoint *cp);
 /* Appends `n` events as consecutive blocks published by ONE ref
  * compare-and-swap: either all of them land or none is visible. Each block
  * is validated against the state left by the previous one. `hashes_out`

@@ -1390,12 +1390,7 @@ int silt_files_commit(silt_dataset *ds, const char *rid, silt_txn_type type, con
     if (!rc && !ad)
         rc = SILT_ENOMEM;
     if (!rc) {
-        if (ds->st.has_last_offset) {
-            ad->has_prev_offset = true;
-            ad->prev_offset = ds->st.last_offset;
-        }
-        if (ds->st.has_checkpoint)
-            ad->prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
+        silt_ds_add_data_continue(ds, ad, NULL); /* its own checkpoint follows */
         ad->has_new_watermark = true;
         ad->new_watermark = (odf_time){now.sec, now.nsec};
     }

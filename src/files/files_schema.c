@@ -295,16 +295,7 @@ static int schema_set_attr(silt_dataset *ds, json_t *attr)
             rc = silt_err(SILT_ENOMEM, "out of memory");
         silt_time now = rc ? silt_time_now() : silt_files_commit_time(ds);
         if (!rc) {
-            if (ds->st.has_last_offset) {
-                ad->has_prev_offset = true;
-                ad->prev_offset = ds->st.last_offset;
-            }
-            if (ds->st.has_checkpoint) {
-                ad->prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-                cp->physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-                cp->size = ds->st.checkpoint_size;
-                ad->new_checkpoint = cp;
-            }
+            silt_ds_add_data_continue(ds, ad, cp);
             ad->has_new_watermark = true;
             ad->new_watermark = (odf_time){now.sec, now.nsec};
             json_t *w = json_pack("{s:O}", SILT_FILES_SCHEMA_KEY, attr);

@@ -366,16 +366,7 @@ static int commit_state_only(pull_ctx *c, const odf_SourceState *ss, silt_ingest
         odf_AddData ad;
         memset(&ad, 0, sizeof ad);
         odf_Checkpoint cp;
-        if (ds->st.has_last_offset) {
-            ad.has_prev_offset = true;
-            ad.prev_offset = ds->st.last_offset;
-        }
-        if (ds->st.has_checkpoint) {
-            ad.prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-            cp.physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-            cp.size = ds->st.checkpoint_size;
-            ad.new_checkpoint = &cp;
-        }
+        silt_ds_add_data_continue(ds, &ad, &cp);
         if (ds->st.has_watermark) { /* carried forward: no records, no new event time */
             ad.has_new_watermark = true;
             ad.new_watermark = ds->st.watermark;
@@ -774,16 +765,7 @@ static int append_watermark(silt_dataset *ds, const char *text, silt_time t)
     odf_AddData ad;
     memset(&ad, 0, sizeof ad);
     odf_Checkpoint cp;
-    if (ds->st.has_last_offset) {
-        ad.has_prev_offset = true;
-        ad.prev_offset = ds->st.last_offset;
-    }
-    if (ds->st.has_checkpoint) {
-        ad.prev_checkpoint = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-        cp.physical_hash = (odf_bytes){ds->st.checkpoint, SILT_MH_LEN};
-        cp.size = ds->st.checkpoint_size;
-        ad.new_checkpoint = &cp;
-    }
+    silt_ds_add_data_continue(ds, &ad, &cp);
     ad.has_new_watermark = true;
     ad.new_watermark = (odf_time){t.sec, t.nsec};
     odf_union ev = {ODF_MetadataEvent_AddData, &ad};
