@@ -29,6 +29,9 @@ PACKAGES=(
   npm nodejs
   wrk libedit-dev
   libavro-dev avro-bin python3-avro
+  podman runc busybox-static umoci
+  mosquitto mosquitto-clients libmosquitto-dev
+  chromium hyperfine
 )
 
 # One dpkg-query call for all packages (fast); it exits non-zero when some
@@ -170,7 +173,8 @@ rm -rf "$TMP"
 }
 
 # ---------------------------------------------------------------------------
-# 3. npm packages the tests use (the official Foundry client, apache-arrow)
+# 3. npm packages the tests use (the official Foundry client, apache-arrow,
+#    anvil, solc, playwright-core) and uPlot, which the web UI embeds
 # ---------------------------------------------------------------------------
 # Installed from tests/node/package.json + package-lock.json (exact pins) into
 # $SILT_NPM_CACHE (default ~/.cache/silt/npm), outside the tree; re-installed
