@@ -736,6 +736,15 @@ int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out
  * (transaction RID)"; SILT_ECORRUPT when the object is missing or its size
  * differs from the entry's; SILT_EIO. */
 int silt_files_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const silt_file_entry *e);
+/* The bytes of a small view entry (e->size <= SILT_FILES_SMALL_MAX, else
+ * SILT_EINVAL) in memory: *buf (malloc'd, NUL-terminated after its *len
+ * bytes; the caller frees it). Errors as silt_files_open. With the process
+ * caches on (silt_process_caches_enable) the bytes come from memory while
+ * the object stats as when it was read: one lstat instead of open, fstat,
+ * read and close (stored objects are named by their content hash and never
+ * change in place; a purge removes the object, which the lstat sees). */
+#define SILT_FILES_SMALL_MAX (64u << 10)
+int silt_files_read_small(char **buf, size_t *len, silt_dataset *ds, const silt_file_entry *e);
 
 /* `--as-of REF` of the reading commands: resolves REF against ds's branch to
  * a block of its chain. REF is a block hash ("f1620…") or a unique prefix

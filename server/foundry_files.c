@@ -131,10 +131,18 @@ int fy_file_content(srv_req *r, srv_resp *out)
     int fd = -1;
     uint64_t size = 0;
     int rc = find_entry(r, out, &d, &v, &e);
-    if (!rc && (rc = silt_files_open(&fd, &size, d.ds, e)) != 0)
+    if (!rc && e->size <= SILT_FILES_SMALL_MAX) { /* from memory: the process caches small objects */
+        char *buf = NULL;
+        size_t len = 0;
+        if ((rc = silt_files_read_small(&buf, &len, d.ds, e)) != 0)
+            srv_lib_error(r, out, rc, NULL, NULL);
+        else
+            srv_bytes_take(out, 200, "application/octet-stream", buf, len);
+    } else if (!rc && (rc = silt_files_open(&fd, &size, d.ds, e)) != 0) {
         srv_lib_error(r, out, rc, NULL, NULL);
-    if (!rc)
+    } else if (!rc) {
         srv_file(out, 200, "application/octet-stream", fd, size);
+    }
     silt_view_free(v);
     fy_close(&d);
     return 0;

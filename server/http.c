@@ -18,6 +18,7 @@
 #include "server.h"
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -562,6 +563,49 @@ static enum MHD_Result send_resp(srv_server *s, conn_req *q, struct MHD_Connecti
     return rc;
 }
 
+/* Request records are reused: each thread keeps the record of its last
+ * finished request (thread-per-connection: a keep-alive connection's
+ * requests run on one thread). A record is 9 KiB, mostly the target's slot
+ * arrays and the `*name` join buffer, which hold nothing beyond their
+ * counts; a fresh calloc per request cleared all of it and, being a large
+ * allocation, made malloc consolidate its fast bins every time. */
+static pthread_key_t g_spare_key;
+static pthread_once_t g_spare_once = PTHREAD_ONCE_INIT;
+static bool g_spare_ok;
+
+static void spare_init(void) { g_spare_ok = pthread_key_create(&g_spare_key, free) == 0; }
+
+/* A record with every field of an unused one (malloc'd; conn_req_give). */
+static conn_req *conn_req_take(void)
+{
+    pthread_once(&g_spare_once, spare_init);
+    conn_req *q = g_spare_ok ? pthread_getspecific(g_spare_key) : NULL;
+    if (q)
+        pthread_setspecific(g_spare_key, NULL);
+    else if (!(q = malloc(sizeof *q)))
+        return NULL;
+    /* everything but the slot arrays of the target and the join buffer */
+    memset(&q->req, 0, offsetof(srv_req, target));
+    q->req.target.nseg = q->req.target.nargs = 0;
+    q->req.target.text = NULL;
+    memset((char *)&q->req + offsetof(srv_req, route), 0, sizeof q->req - offsetof(srv_req, route));
+    srv_resp_init(&q->resp);
+    q->ready = q->queued = false;
+    q->body_fd = -1;
+    q->scratch_dir = NULL;
+    q->received = 0;
+    q->joined[0] = '\0';
+    return q;
+}
+
+/* Keeps q (its contents released) as this thread's spare, or frees it. */
+static void conn_req_give(conn_req *q)
+{
+    if (g_spare_ok && !pthread_getspecific(g_spare_key) && pthread_setspecific(g_spare_key, q) == 0)
+        return;
+    free(q);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -570,12 +614,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     srv_server *s = cls;
     conn_req *q = *con_cls;
     if (!q) {
-        q = calloc(1, sizeof *q);
+        q = conn_req_take();
         if (!q)
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &q->start);
-        srv_resp_init(&q->resp);
-        q->body_fd = -1;
         *con_cls = q;
         atomic_fetch_add(&s->active, 1);
         if (!begin(s, q, c, url, method) || !begin_body(s, q)) {
@@ -696,7 +738,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         silt_token_info_clear(&q->req.token.info);
     srv_target_clear(&q->req.target);
     srv_resp_clear(&q->resp);
-    free(q);
+    conn_req_give(q);
     *con_cls = NULL;
     atomic_fetch_sub(&s->active, 1);
 }

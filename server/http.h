@@ -51,6 +51,8 @@ typedef struct srv_target {
     size_t nseg;
     srv_arg args[SRV_MAX_ARGS];
     size_t nargs;
+    char *text; /* one malloc'd buffer holding the segments, keys and values */
+    size_t text_len, text_cap;
 } srv_target;
 
 /* Splits a raw (still percent-encoded) path on '/' and decodes each
@@ -143,6 +145,8 @@ int srv_resp_header(srv_resp *o, const char *name, const char *value);
 int srv_json(srv_resp *o, int status, json_t *j);
 /* A body copied from memory. */
 int srv_bytes(srv_resp *o, int status, const char *content_type, const void *data, size_t len);
+/* The same taking ownership of buf (malloc'd, NUL-terminated after len bytes). */
+int srv_bytes_take(srv_resp *o, int status, const char *content_type, char *buf, size_t len);
 /* Empty body (204, 200 for HEAD-like answers). */
 int srv_empty(srv_resp *o, int status);
 /* A file opened by the caller (fd is owned by o from now on). */

@@ -80,6 +80,16 @@ int srv_bytes(srv_resp *o, int status, const char *content_type, const void *dat
     return 0;
 }
 
+int srv_bytes_take(srv_resp *o, int status, const char *content_type, char *buf, size_t len)
+{
+    reset_body(o);
+    o->buf = buf;
+    o->len = len;
+    o->status = status;
+    o->content_type = content_type;
+    return 0;
+}
+
 int srv_json(srv_resp *o, int status, json_t *j)
 {
     if (!j)

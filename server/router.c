@@ -80,22 +80,22 @@ static bool utf8_valid(const unsigned char *s)
 
 void srv_target_clear(srv_target *t)
 {
-    for (size_t i = 0; i < t->nseg; i++)
-        free(t->segments[i]);
-    for (size_t i = 0; i < t->nargs; i++) {
-        free(t->args[i].key);
-        free(t->args[i].value);
-    }
+    free(t->text);
+    t->text = NULL;
+    t->text_len = t->text_cap = 0;
     t->nseg = t->nargs = 0; /* the arrays hold nothing beyond the counts (4.6 KiB not cleared per request) */
 }
 
-static char *dup_range(const char *s, size_t n)
+/* A NUL-terminated copy of s[0..n) in t->text (sized by srv_target_parse
+ * for every copy it makes, so it never runs out). */
+static char *dup_range(srv_target *t, const char *s, size_t n)
 {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
+    if (t->text_len + n + 1 > t->text_cap)
+        return NULL;
+    char *d = t->text + t->text_len;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    t->text_len += n + 1;
     return d;
 }
 
@@ -105,14 +105,12 @@ static int add_segment(srv_target *t, const char *s, size_t n)
         return 0;
     if (t->nseg >= SRV_MAX_SEGMENTS)
         return SILT_EINVAL;
-    char *seg = dup_range(s, n);
+    char *seg = dup_range(t, s, n);
     if (!seg)
         return SILT_ENOMEM;
     if (srv_percent_decode(seg, false) < 0 || !utf8_valid((unsigned char *)seg) || strcmp(seg, ".") == 0 ||
-        strcmp(seg, "..") == 0) {
-        free(seg);
+        strcmp(seg, "..") == 0)
         return SILT_EINVAL;
-    }
     t->segments[t->nseg++] = seg;
     return 0;
 }
@@ -125,19 +123,13 @@ static int add_arg(srv_target *t, const char *s, size_t n)
         return SILT_EINVAL;
     const char *eq = memchr(s, '=', n);
     size_t klen = eq ? (size_t)(eq - s) : n;
-    char *k = dup_range(s, klen);
-    char *v = eq ? dup_range(eq + 1, n - klen - 1) : dup_range("", 0);
-    if (!k || !v) {
-        free(k);
-        free(v);
+    char *k = dup_range(t, s, klen);
+    char *v = eq ? dup_range(t, eq + 1, n - klen - 1) : dup_range(t, "", 0);
+    if (!k || !v)
         return SILT_ENOMEM;
-    }
     if (srv_percent_decode(k, true) < 0 || srv_percent_decode(v, true) < 0 || !utf8_valid((unsigned char *)k) ||
-        !utf8_valid((unsigned char *)v)) {
-        free(k);
-        free(v);
+        !utf8_valid((unsigned char *)v))
         return SILT_EINVAL;
-    }
     t->args[t->nargs].key = k;
     t->args[t->nargs].value = v;
     t->nargs++;
@@ -147,8 +139,18 @@ static int add_arg(srv_target *t, const char *s, size_t n)
 int srv_target_parse(srv_target *t, const char *raw_path, const char *raw_query)
 {
     t->nseg = t->nargs = 0;
-    int rc = 0;
     const char *p = raw_path ? raw_path : "";
+    /* one buffer holds every decoded segment, key and value: a segment
+     * takes at most its length + 1, an argument its length + 2 */
+    size_t plen = strlen(p), qlen = raw_query ? strlen(raw_query) : 0;
+    t->text_len = 0;
+    t->text_cap = 2 * (plen + qlen) + 4;
+    t->text = malloc(t->text_cap);
+    if (!t->text) {
+        t->text_cap = 0;
+        return SILT_ENOMEM;
+    }
+    int rc = 0;
     while (rc == 0 && *p) {
         const char *e = strchr(p, '/');
         size_t n = e ? (size_t)(e - p) : strlen(p);

@@ -28,6 +28,7 @@
 #include "dataset/dataset_internal.h"
 #include "odf/block.h"
 #include "odf/yaml.h"
+#include "util/arena.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -40,7 +41,7 @@ static void rid_compute(const uint8_t did[SILT_DID_LEN], char out[64]);
 
 static silt_dataset *ds_new(silt_workspace *ws, const char *dir, const char *branch)
 {
-    silt_dataset *ds = calloc(1, sizeof *ds);
+    silt_dataset *ds = silt_zalloc(sizeof *ds);
     if (!ds)
         return NULL;
     ds->ws = ws;
@@ -97,9 +98,11 @@ static int store_open(silt_store **out, const char *dir)
     if (!silt_process_caches_on())
         return silt_store_open_local(out, dir, false);
     silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    if (silt_stat_id_of(dir, &ids[0]) < 0 && errno == ENOENT)
+        return silt_err(SILT_ENOTFOUND, "%s: dataset directory not found", dir);
     char *refs = silt_path_join(dir, "refs", NULL);
-    bool have = refs && silt_stat_id_of(dir, &ids[0]) == 0 && S_ISDIR(ids[0].mode) &&
-                silt_stat_id_of(refs, &ids[1]) == 0 && S_ISDIR(ids[1].mode);
+    bool have = refs && ids[0].valid && S_ISDIR(ids[0].mode) && silt_stat_id_of(refs, &ids[1]) == 0 &&
+                S_ISDIR(ids[1].mode);
     free(refs);
     char *hit = have ? silt_statcache_get('l', dir, ids) : NULL;
     if (hit) {
@@ -112,20 +115,24 @@ static int store_open(silt_store **out, const char *dir)
     return rc;
 }
 
-static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch, bool sync)
+/* Opens the dataset in `dir`. The store is opened first: its stat of the
+ * directory is the existence check of a reference resolved without one
+ * (`ref`, named in the error; NULL = a directory known to exist). */
+static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch, bool sync,
+                    const char *ref)
 {
     *out = NULL;
     silt_dataset *ds = ds_new(ws, dir, branch);
     if (!ds)
         return silt_err(SILT_ENOMEM, "dataset: out of memory");
-    int rc = silt_ws_read_alias(dir, &ds->name);
-    if (rc == SILT_ENOTFOUND) {
+    int rc = store_open(&ds->store, dir);
+    if (rc == SILT_ENOTFOUND && ref)
+        rc = silt_err(SILT_ENOTFOUND, "dataset '%s' not found", ref);
+    if (rc == 0 && (rc = silt_ws_read_alias(dir, &ds->name)) == SILT_ENOTFOUND) {
         const char *base = strrchr(dir, '/');
         ds->name = strdup(base ? base + 1 : dir);
         rc = ds->name ? 0 : silt_err(SILT_ENOMEM, "dataset: out of memory");
     }
-    if (rc == 0)
-        rc = store_open(&ds->store, dir);
     if (rc == 0 && strcmp(ds->ref, "head") != 0) {
         silt_buf b = SILT_BUF_INIT;
         rc = silt_store_ref_read(ds->store, ds->ref, &b);
@@ -149,12 +156,12 @@ static int open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, con
 
 int silt_ds_open_dir(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
 {
-    return open_dir(out, ws, dir, branch, true);
+    return open_dir(out, ws, dir, branch, true, NULL);
 }
 
 int silt_ds_open_unsynced(silt_dataset **out, silt_workspace *ws, const char *dir, const char *branch)
 {
-    return open_dir(out, ws, dir, branch, false);
+    return open_dir(out, ws, dir, branch, false, NULL);
 }
 
 void silt_ds_rid_of(const uint8_t did[SILT_DID_LEN], char out[64])
@@ -189,12 +196,14 @@ static void rid_compute(const uint8_t did[SILT_DID_LEN], char out[64])
 static int find_by_rid_scan(silt_workspace *ws, const char *rid, char **dir_out);
 
 /* The dataset directory whose id gives `rid` (malloc'd into *dir_out).
- * A cached directory still existing is the answer: its name is the id
- * the RID was computed from. */
-static int find_by_rid(silt_workspace *ws, const char *rid, char **dir_out)
+ * A cached directory is the answer while it exists: its name is the id
+ * the RID was computed from, so no other directory can have that RID.
+ * `unchecked`: the caller's open stats the directory anyway (open_dir),
+ * so a cached one is returned without a stat of its own. */
+static int find_by_rid(silt_workspace *ws, const char *rid, char **dir_out, bool unchecked)
 {
     char *dir = silt_ws_dircache_get(ws, 'r', rid);
-    if (dir && silt_fs_is_dir(dir)) {
+    if (dir && (unchecked || silt_fs_is_dir(dir))) {
         *dir_out = dir;
         return 0;
     }
@@ -237,7 +246,7 @@ static int find_by_rid_scan(silt_workspace *ws, const char *rid, char **dir_out)
 
 /* Resolves a reference to the dataset directory (malloc'd) and the branch
  * (malloc'd, NULL = master). */
-static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char **branch_out)
+static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char **branch_out, bool unchecked)
 {
     *dir_out = NULL;
     *branch_out = NULL;
@@ -253,7 +262,7 @@ static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char
         char *dir = silt_path_join(ws->datasets, mb, NULL);
         if (!dir)
             return silt_err(SILT_ENOMEM, "dataset: out of memory");
-        if (!silt_fs_is_dir(dir)) {
+        if (!unchecked && !silt_fs_is_dir(dir)) {
             free(dir);
             return silt_err(SILT_ENOTFOUND, "dataset '%s' not found", ref);
         }
@@ -261,7 +270,7 @@ static int resolve_ref(silt_workspace *ws, const char *ref, char **dir_out, char
         return 0;
     }
     if (strncmp(ref, SILT_DATASET_RID_PREFIX, strlen(SILT_DATASET_RID_PREFIX)) == 0)
-        return find_by_rid(ws, ref, dir_out);
+        return find_by_rid(ws, ref, dir_out, unchecked);
     const char *at = strchr(ref, '@');
     char name[128];
     size_t nlen = at ? (size_t)(at - ref) : strlen(ref);
@@ -291,9 +300,9 @@ int silt_dataset_open_unread(silt_dataset **out, silt_workspace *ws, const char 
 {
     *out = NULL;
     char *dir = NULL, *branch = NULL;
-    int rc = resolve_ref(ws, ref, &dir, &branch);
+    int rc = resolve_ref(ws, ref, &dir, &branch, true);
     if (rc == 0)
-        rc = silt_ds_open_unsynced(out, ws, dir, branch);
+        rc = open_dir(out, ws, dir, branch, false, ref);
     free(dir);
     free(branch);
     return rc;
@@ -303,9 +312,9 @@ int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 {
     *out = NULL;
     char *dir = NULL, *branch = NULL;
-    int rc = resolve_ref(ws, ref, &dir, &branch);
+    int rc = resolve_ref(ws, ref, &dir, &branch, true);
     if (rc == 0)
-        rc = silt_ds_open_dir(out, ws, dir, branch);
+        rc = open_dir(out, ws, dir, branch, true, ref);
     free(dir);
     free(branch);
     return rc;
@@ -678,7 +687,7 @@ int silt_dataset_rename(silt_workspace *ws, const char *ref, const char *new_nam
     if (fd < 0)
         return fd;
     char *dir = NULL, *branch = NULL, *other = NULL, *alias = NULL;
-    int rc = resolve_ref(ws, ref, &dir, &branch);
+    int rc = resolve_ref(ws, ref, &dir, &branch, false);
     if (rc == 0 && branch)
         rc = silt_err(SILT_EINVAL, "rename: '%s' names a branch; give the dataset name", ref);
     if (rc == 0) {
@@ -706,7 +715,7 @@ static int delete_resolve(silt_workspace *ws, const char *const *refs, size_t n,
 {
     for (size_t i = 0; i < n; i++) {
         char *branch = NULL;
-        int rc = resolve_ref(ws, refs[i], &dirs[i], &branch);
+        int rc = resolve_ref(ws, refs[i], &dirs[i], &branch, false);
         if (rc == 0 && branch)
             rc = silt_err(SILT_EINVAL, "delete: '%s' names a branch; give the dataset name", refs[i]);
         free(branch);

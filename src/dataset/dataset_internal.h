@@ -88,6 +88,14 @@ char *silt_statcache_get(char kind, const char *key, const silt_stat_id ids[SILT
  * was derived; nothing when caches are off or an identity changed within
  * the last seconds (coarse file times; see statcache.c). Best effort. */
 void silt_statcache_put(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const char *value);
+/* The same for values of any bytes (NUL included): *len set (may be NULL);
+ * the copy is NUL-terminated after its len bytes. Values longer than
+ * SILT_STATCACHE_VALUE_MAX are not cached. Kind 'c' (object contents) has a
+ * table of its own. */
+#define SILT_STATCACHE_VALUE_MAX (64u << 10)
+char *silt_statcache_get_bytes(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], size_t *len);
+void silt_statcache_put_bytes(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const void *value,
+                              size_t len);
 
 /* ---- workspace.c ---- */
 

@@ -19,7 +19,10 @@
 static int info_lock(silt_dataset *ds, const char *name, bool exclusive);
 
 /* silt_fs_read of a record, through the stat cache (see the head comment).
- * A text holding a NUL byte is not cached (the cache keeps C strings). */
+ * A text holding a NUL byte is not cached (the cache keeps C strings). A
+ * record known to be absent is SILT_ENOTFOUND without a message (its only
+ * caller reads that as an empty object; formatting one cost a vsnprintf
+ * per request). */
 static int read_cached(const char *p, silt_buf *b)
 {
     if (!silt_process_caches_on())
@@ -30,7 +33,7 @@ static int read_cached(const char *p, silt_buf *b)
         return silt_fs_read(p, b);
     char *hit = silt_statcache_get('i', p, ids);
     if (hit) {
-        int rc = present ? silt_buf_append(b, hit, strlen(hit)) : silt_err(SILT_ENOTFOUND, "%s: not found", p);
+        int rc = present ? silt_buf_append(b, hit, strlen(hit)) : SILT_ENOTFOUND;
         free(hit);
         return rc;
     }

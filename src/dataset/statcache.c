@@ -16,9 +16,15 @@
  *    (git's "racy" rule). Replacing a file (write + rename) gives it a new
  *    inode and changes its directory's mtime and ctime; so does replacing a
  *    directory entry by a symbolic link;
- *  - bounded (STAT_CACHE_N entries, round-robin), shared by threads under
- *    one mutex; values are copied out, never shared. */
+ *  - bounded: SETS sets of WAYS entries, an entry's set chosen by a hash of
+ *    (kind, key), round-robin within the set; each set has its own mutex,
+ *    so a lookup compares at most WAYS keys and threads asking for
+ *    different keys rarely meet; values (bytes, with their length) are
+ *    copied out, never shared. Object contents (kind 'c', up to
+ *    SILT_STATCACHE_VALUE_MAX bytes) live in a table of their own, so they
+ *    never evict the small facts. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,19 +32,37 @@
 
 #include "dataset/dataset_internal.h"
 
-#define STAT_CACHE_N 256
+#define SETS 64
+#define WAYS 4
 #define SETTLE_SECONDS 2
 
 typedef struct stat_cached {
     char kind;
     char *key; /* owned; NULL = free slot */
     silt_stat_id ids[SILT_STAT_IDS];
-    char *value; /* owned */
+    char *value; /* owned, value_len bytes + a NUL */
+    size_t value_len;
 } stat_cached;
 
-static stat_cached g_stat[STAT_CACHE_N];
-static size_t g_stat_next;
-static pthread_mutex_t g_stat_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct stat_set {
+    pthread_mutex_t lock;
+    stat_cached way[WAYS];
+    size_t next;
+} stat_set;
+
+#define SET_INIT {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0}
+#define SET_INIT8 SET_INIT, SET_INIT, SET_INIT, SET_INIT, SET_INIT, SET_INIT, SET_INIT, SET_INIT
+/* facts (every kind but 'c') and object contents ('c') */
+static stat_set g_facts[SETS] = {SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8};
+static stat_set g_blobs[SETS] = {SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8, SET_INIT8};
+
+static stat_set *set_of(char kind, const char *key)
+{
+    uint64_t h = 1469598103934665603ull ^ (unsigned char)kind; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return &(kind == 'c' ? g_blobs : g_facts)[(h ^ (h >> 32)) % SETS];
+}
 
 int silt_stat_id_of(const char *path, silt_stat_id *id)
 {
@@ -68,55 +92,81 @@ static bool same(const silt_stat_id *a, const silt_stat_id *b)
            a->ctim.tv_sec == b->ctim.tv_sec && a->ctim.tv_nsec == b->ctim.tv_nsec;
 }
 
-char *silt_statcache_get(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS])
+static bool ids_match(const silt_stat_id a[SILT_STAT_IDS], const silt_stat_id b[SILT_STAT_IDS])
 {
+    for (size_t k = 0; k < SILT_STAT_IDS; k++)
+        if (a[k].valid != b[k].valid || (a[k].valid && !same(&a[k], &b[k])))
+            return false;
+    return true;
+}
+
+char *silt_statcache_get_bytes(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], size_t *len)
+{
+    if (len)
+        *len = 0;
     if (!silt_process_caches_on())
         return NULL;
+    stat_set *set = set_of(kind, key);
     char *v = NULL;
-    pthread_mutex_lock(&g_stat_lock);
-    for (size_t i = 0; i < STAT_CACHE_N; i++) {
-        stat_cached *c = &g_stat[i];
+    pthread_mutex_lock(&set->lock);
+    for (size_t i = 0; i < WAYS; i++) {
+        stat_cached *c = &set->way[i];
         if (!c->key || c->kind != kind || strcmp(c->key, key) != 0)
             continue;
-        bool hit = true;
-        for (size_t k = 0; k < SILT_STAT_IDS; k++)
-            if (ids[k].valid != c->ids[k].valid || (ids[k].valid && !same(&ids[k], &c->ids[k])))
-                hit = false;
-        if (hit)
-            v = strdup(c->value);
+        if (ids_match(ids, c->ids) && (v = malloc(c->value_len + 1)) != NULL) {
+            memcpy(v, c->value, c->value_len + 1);
+            if (len)
+                *len = c->value_len;
+        }
         break;
     }
-    pthread_mutex_unlock(&g_stat_lock);
+    pthread_mutex_unlock(&set->lock);
     return v;
 }
 
-void silt_statcache_put(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const char *value)
+char *silt_statcache_get(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS])
 {
-    if (!silt_process_caches_on())
+    return silt_statcache_get_bytes(kind, key, ids, NULL);
+}
+
+void silt_statcache_put_bytes(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const void *value,
+                              size_t len)
+{
+    if (!silt_process_caches_on() || len > SILT_STATCACHE_VALUE_MAX)
         return;
     time_t now = time(NULL);
     for (size_t k = 0; k < SILT_STAT_IDS; k++)
         if (ids[k].valid && !settled(&ids[k], now))
             return;
-    char *k = strdup(key), *v = strdup(value);
+    char *k = strdup(key), *v = malloc(len + 1);
     if (!k || !v) {
         free(k);
         free(v);
         return;
     }
-    pthread_mutex_lock(&g_stat_lock);
-    size_t slot = g_stat_next;
-    for (size_t i = 0; i < STAT_CACHE_N; i++)
-        if (g_stat[i].key && g_stat[i].kind == kind && strcmp(g_stat[i].key, key) == 0)
+    if (len)
+        memcpy(v, value, len);
+    v[len] = '\0';
+    stat_set *set = set_of(kind, key);
+    pthread_mutex_lock(&set->lock);
+    size_t slot = set->next;
+    for (size_t i = 0; i < WAYS; i++)
+        if (set->way[i].key && set->way[i].kind == kind && strcmp(set->way[i].key, key) == 0)
             slot = i;
-    if (slot == g_stat_next)
-        g_stat_next = (g_stat_next + 1) % STAT_CACHE_N;
-    stat_cached old = g_stat[slot];
-    g_stat[slot].kind = kind;
-    g_stat[slot].key = k;
-    memcpy(g_stat[slot].ids, ids, sizeof g_stat[slot].ids);
-    g_stat[slot].value = v;
-    pthread_mutex_unlock(&g_stat_lock);
+    if (slot == set->next)
+        set->next = (set->next + 1) % WAYS;
+    stat_cached old = set->way[slot];
+    set->way[slot].kind = kind;
+    set->way[slot].key = k;
+    memcpy(set->way[slot].ids, ids, sizeof set->way[slot].ids);
+    set->way[slot].value = v;
+    set->way[slot].value_len = len;
+    pthread_mutex_unlock(&set->lock);
     free(old.key);
     free(old.value);
+}
+
+void silt_statcache_put(char kind, const char *key, const silt_stat_id ids[SILT_STAT_IDS], const char *value)
+{
+    silt_statcache_put_bytes(kind, key, ids, value, strlen(value));
 }

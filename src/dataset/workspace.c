@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
+#include "util/arena.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 #include "util/scratch.h"
@@ -190,31 +191,40 @@ static bool stat_dir(const char *p, dev_t *dev, ino_t *ino)
     return true;
 }
 
-/* The cached `.silt` of `dir` (malloc'd) if every check still holds, else NULL. */
+/* The cached `.silt` of `dir` (malloc'd) if every check still holds, else
+ * NULL. The entry is copied under the lock and checked outside it: the
+ * server calls this on every request from every connection thread. */
 static char *ws_cache_get(const char *dir)
 {
-    char *root = NULL;
+    ws_cached c = {0};
+    char *root = NULL, *ds = NULL;
     pthread_mutex_lock(&g_ws_lock);
     for (size_t i = 0; i < WS_CACHE_N && !root; i++) {
-        ws_cached *c = &g_ws[i];
-        if (!c->dir || strcmp(c->dir, dir) != 0)
+        if (!g_ws[i].dir || strcmp(g_ws[i].dir, dir) != 0)
             continue;
-        dev_t d;
-        ino_t n;
-        /* a canonical dir string resolves to the same root string whatever
-         * replaced a component since: its datasets/ being the same directory
-         * is then all the cache stands for */
-        bool ok = c->canonical || (stat_dir(dir, &d, &n) && d == c->dir_dev && n == c->dir_ino &&
-                                   stat_dir(c->root, &d, &n) && d == c->root_dev && n == c->root_ino);
-        if (ok) {
-            char *ds = silt_path_join(c->root, "datasets", NULL);
-            ok = ds && stat_dir(ds, &d, &n) && d == c->ds_dev && n == c->ds_ino;
-            free(ds);
-        }
-        if (ok)
-            root = strdup(c->root); /* NULL on ENOMEM: resolved afresh */
+        c = g_ws[i];
+        root = strdup(c.root); /* NULL on ENOMEM: resolved afresh */
+        ds = root ? silt_path_join(c.root, "datasets", NULL) : NULL;
     }
     pthread_mutex_unlock(&g_ws_lock);
+    if (!root || !ds) {
+        free(root);
+        free(ds);
+        return NULL;
+    }
+    dev_t d;
+    ino_t n;
+    /* a canonical dir string resolves to the same root string whatever
+     * replaced a component since: its datasets/ being the same directory
+     * is then all the cache stands for */
+    bool ok = c.canonical || (stat_dir(dir, &d, &n) && d == c.dir_dev && n == c.dir_ino &&
+                              stat_dir(root, &d, &n) && d == c.root_dev && n == c.root_ino);
+    ok = ok && stat_dir(ds, &d, &n) && d == c.ds_dev && n == c.ds_ino;
+    free(ds);
+    if (!ok) {
+        free(root);
+        return NULL;
+    }
     return root;
 }
 
@@ -267,7 +277,7 @@ int silt_workspace_open(silt_workspace **out, const char *dir)
     char *root = NULL;
     int rc;
     bool cached = false;
-    const char *env = getenv("SILT_WORKSPACE");
+    const char *env = dir && *dir ? NULL : getenv("SILT_WORKSPACE");
     const char *given = dir && *dir ? dir : env && *env ? env : NULL;
     if (given)
         rc = resolve_cached(given, &root, &cached);
@@ -275,7 +285,7 @@ int silt_workspace_open(silt_workspace **out, const char *dir)
         rc = discover_root(&root);
     if (rc < 0)
         return rc;
-    silt_workspace *ws = calloc(1, sizeof *ws);
+    silt_workspace *ws = silt_zalloc(sizeof *ws);
     char *ds = silt_path_join(root, "datasets", NULL);
     if (!ws || !ds) {
         free(ws);

@@ -1185,6 +1185,65 @@ int silt_files_open(int *fd_out, uint64_t *size_out, silt_dataset *ds, const sil
     return object_open(fd_out, size_out, ds, fe, true, true);
 }
 
+/* Reads size bytes of fd from offset 0 into a malloc'd, NUL-terminated buffer. */
+static int read_all(int fd, uint64_t size, const silt_file_entry *fe, char **out)
+{
+    char *b = malloc(size + 1);
+    if (!b)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    uint64_t got = 0;
+    while (got < size) {
+        ssize_t n = pread(fd, b + got, size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int rc = n < 0 ? silt_err(SILT_EIO, "file '%s': object %s: %s", fe->path, fe->content_hash, strerror(errno))
+                           : silt_err(SILT_ECORRUPT, "file '%s': object %s ended after %llu bytes", fe->path,
+                                      fe->content_hash, (unsigned long long)got);
+            free(b);
+            return rc;
+        }
+        got += (uint64_t)n;
+    }
+    b[size] = '\0';
+    *out = b;
+    return 0;
+}
+
+int silt_files_read_small(char **buf, size_t *len, silt_dataset *ds, const silt_file_entry *fe)
+{
+    *buf = NULL;
+    *len = 0;
+    if (fe->size > SILT_FILES_SMALL_MAX)
+        return silt_err(SILT_EINVAL, "file '%s' has %llu bytes: more than %u to read into memory", fe->path,
+                        (unsigned long long)fe->size, SILT_FILES_SMALL_MAX);
+    silt_stat_id ids[SILT_STAT_IDS] = {{0}};
+    char *obj = NULL;
+    if (silt_process_caches_on()) {
+        if (!(obj = silt_view_object_path(ds, fe)))
+            return silt_err(SILT_ENOMEM, "out of memory");
+        if (silt_stat_id_of(obj, &ids[0]) == 0 && S_ISREG(ids[0].mode) && (uint64_t)ids[0].size == fe->size &&
+            (*buf = silt_statcache_get_bytes('c', obj, ids, len)) != NULL) {
+            free(obj);
+            return 0;
+        }
+    }
+    int fd = -1;
+    uint64_t size = 0;
+    int rc = object_open(&fd, &size, ds, fe, true, true);
+    if (!rc) {
+        rc = read_all(fd, size, fe, buf);
+        close(fd);
+    }
+    if (!rc) {
+        *len = (size_t)size;
+        if (obj && ids[0].valid)
+            silt_statcache_put_bytes('c', obj, ids, *buf, *len);
+    }
+    free(obj);
+    return rc;
+}
+
 int silt_files_cat(silt_dataset *ds, const char *path, const char *at, FILE *out)
 {
     char *norm = NULL;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/arena.h"
 #include "util/error.h"
 #include "util/fsutil.h"
 
@@ -375,8 +376,8 @@ int silt_store_open_local(silt_store **out, const char *dir, bool create)
 int silt_store_open_local_unchecked(silt_store **out, const char *dir)
 {
     *out = NULL;
-    silt_store *s = calloc(1, sizeof *s);
-    localfs *fs = calloc(1, sizeof *fs);
+    silt_store *s = silt_zalloc(sizeof *s);
+    localfs *fs = silt_zalloc(sizeof *fs);
     char *d = strdup(dir);
     if (!s || !fs || !d) {
         free(s);

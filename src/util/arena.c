@@ -24,7 +24,7 @@ struct silt_arena {
 
 silt_arena *silt_arena_new(void)
 {
-    silt_arena *a = calloc(1, sizeof *a);
+    silt_arena *a = silt_zalloc(sizeof *a);
     if (!a)
         silt_err(SILT_ENOMEM, "out of memory");
     return a;
