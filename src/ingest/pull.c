@@ -36,6 +36,7 @@
 #include "dataset/dataset_internal.h"
 #include "ingest/config.h"
 #include "ingest/event_time.h"
+#include "ingest/evm.h"
 #include "ingest/fetch.h"
 #include "ingest/ingest.h"
 #include "ingest/prepare.h"
@@ -566,6 +567,71 @@ static int pull_glob(pull_ctx *c, const glob_src *g, silt_pull_result *out)
     return rc;
 }
 
+/* ---- EVM logs ------------------------------------------------------------------ */
+
+typedef struct evm_src {
+    bool has_chain_id;
+    uint64_t chain_id;
+    const char *node_url, *filter, *signature;
+} evm_src;
+
+/* One batch of logs: its Parquet file through prepare/read/merge, or a
+ * state-only AddData when no log matched. *more: blocks remain. */
+static int evm_batch(pull_ctx *c, const evm_src *e, silt_pull_result *out, bool *more)
+{
+    const odf_source_state_ref *prev = prev_state(c);
+    char *tmpdir = NULL, *prev_v = NULL, *sealed = NULL;
+    int rc = prev && strcmp(prev->kind, SILT_STATE_ETAG) == 0 ? prev_value(c, prev, &prev_v) : 0;
+    if (!rc)
+        rc = silt_ws_mktemp(c->ds->ws, "tmp", &tmpdir);
+    silt_evm_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc) {
+        silt_evm_opts eo = {e->has_chain_id, e->chain_id, e->node_url, e->filter, e->signature,
+                            prev_v, tmpdir, redact_hook, c};
+        rc = silt_evm_fetch(&r, &eo);
+    }
+    *more = !rc && r.has_more;
+    if (!rc && !r.up_to_date && (rc = silt_config_seal(c->cfg, r.state_value, &sealed)) == 0) {
+        odf_SourceState ss = {(char *)c->state_name, SILT_STATE_ETAG, sealed};
+        silt_ingest_result ir;
+        c->prog.total++;
+        rc = pull_tick(c, "logs", out);
+        if (!rc)
+            rc = r.path ? ingest_one(c, tmpdir, r.path, "logs", false, (silt_time){0, 0}, &ss, &ir)
+                        : commit_state_only(c, &ss, &ir);
+        if (!rc) {
+            add_result(out, &ir);
+            c->prog.done++;
+        }
+    }
+    silt_evm_result_free(&r);
+    if (tmpdir)
+        silt_fs_remove_tree(tmpdir);
+    free(tmpdir);
+    scrub_free(prev_v);
+    free(sealed);
+    return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : 0;
+}
+
+/* Batches until the scan reaches its target (head minus confirmations). */
+static int pull_evm(pull_ctx *c, const evm_src *e, silt_pull_result *out)
+{
+    if (c->read->type != ODF_ReadStep_Parquet)
+        return silt_err(SILT_EINVAL, "pull '%s': an EVM logs source needs `read: {kind: Parquet}` (the fetched logs "
+                        "are a Parquet file, as in kamu)", c->ds->name);
+    silt_evm_opts chk = {e->has_chain_id, e->chain_id, e->node_url, e->filter, e->signature, NULL, NULL, NULL, NULL};
+    int rc = silt_evm_check(&chk);
+    if (rc)
+        return silt_err_context(rc, "pull '%s'", c->ds->name);
+    bool more = true;
+    for (int round = 0; !rc && more && round < SILT_GLOB_MAX_ROUNDS; round++)
+        rc = evm_batch(c, e, out, &more);
+    if (!rc)
+        rc = pull_tick(c, NULL, out);
+    return rc;
+}
+
 /* ---- the two source forms ------------------------------------------------------ */
 
 static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_pull_result *out)
@@ -600,9 +666,13 @@ static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_pull_res
         glob_src g = {f->path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
         return pull_glob(c, &g, out);
     }
+    case ODF_FetchStep_EthereumLogs: {
+        const odf_FetchStepEthereumLogs *f = ps->fetch.value;
+        evm_src e = {f->has_chain_id, f->chain_id, f->node_url, f->filter, f->signature};
+        return pull_evm(c, &e, out);
+    }
     case ODF_FetchStep_Container:
     case ODF_FetchStep_Mqtt:
-    case ODF_FetchStep_EthereumLogs:
         return silt_err(SILT_EUNSUPPORTED, "pull '%s': this fetch step kind is not supported yet", c->ds->name);
     default:
         return silt_err(SILT_EINVAL, "pull '%s': the polling source has no fetch step", c->ds->name);
@@ -737,8 +807,16 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
         glob_src g = {path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
         return pull_glob(c, &g, out);
     }
+    case ODF_Ingress_EvmLogs: {
+        const odf_IngressEvmLogs *f = s->ingress.value;
+        char *url = NULL;
+        rc = render(c, "ingress.nodeUrl", f->node_url ? f->node_url : "", &url);
+        if (rc)
+            return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+        evm_src e = {f->has_chain_id, f->chain_id, url, f->filter, f->signature};
+        return pull_evm(c, &e, out);
+    }
     case ODF_Ingress_Container:
-    case ODF_Ingress_EvmLogs:
         return silt_err(SILT_EUNSUPPORTED, "pull '%s': source '%s': this ingress kind is not supported yet", dsn,
                         plan->source_name);
     case ODF_Ingress_Mqtt:

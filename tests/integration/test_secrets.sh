@@ -396,7 +396,7 @@ fails 1 "silt: pull 'ctr': source 'ctr-src': this ingress kind is not supported 
 check_clean "pull ctr"
 fails 1 "silt: pull 'mq': source 'mq-src' is a push source (its ingress is not polled by silt pull)" pull mq
 check_clean "pull mq"
-fails 1 "silt: pull 'evm': source 'evm-src': this ingress kind is not supported yet" pull evm
+fails 1 'silt: pull '"'"'evm'"'"': an EVM logs source needs `read: {kind: Parquet}` (the fetched logs are a Parquet file, as in kamu)' pull evm
 check_clean "pull evm"
 ok sources
 assert_contains "$OUT" 'ghcr.io/x/fetch:${{ config.img }}' "sources shows the template, not the value"
