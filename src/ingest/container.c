@@ -375,9 +375,11 @@ static void errlog_tail(const errlog *l, char *out, size_t cap)
 /* Streams `fd` into `l` while `pid` runs, until it exits (1, *status) or
  * the deadline passes (0). After the exit, what is left in the pipe is
  * drained without blocking: a helper of podman (conmon) may hold it open. */
-static int pump_stderr(pid_t pid, int fd, errlog *l, int64_t deadline_ms, int *status)
+static int pump_stderr(pid_t pid, int fd, errlog *l, int64_t deadline_ms, int *status,
+                       const silt_container_opts *o, int *stop)
 {
     bool open_ = true;
+    int64_t next_poll = now_ms() + 100;
     for (;;) {
         pid_t w = waitpid(pid, status, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR))
@@ -385,6 +387,11 @@ static int pump_stderr(pid_t pid, int fd, errlog *l, int64_t deadline_ms, int *s
         int64_t left = deadline_ms - now_ms();
         if (left <= 0)
             return 0;
+        if (o->poll && now_ms() >= next_poll) {
+            next_poll = now_ms() + 100;
+            if ((*stop = o->poll(o->poll_ctx)) != 0)
+                return 0;
+        }
         if (!open_) {
             struct timespec ts = {0, 20 * 1000000};
             nanosleep(&ts, NULL);
@@ -543,12 +550,17 @@ static int wait_run(pid_t pid, int errfd, const silt_container_opts *o, const ch
     }
     l->log = o->log;
     l->ctx = o->log_ctx;
-    int status = 0;
-    bool done = pump_stderr(pid, errfd, l, deadline, &status);
+    int status = 0, stop = 0;
+    bool done = pump_stderr(pid, errfd, l, deadline, &status, o, &stop);
     int rc = 0;
     char tail[3 * SILT_CTR_LINE + 16];
     errlog_tail(l, tail, sizeof tail);
-    if (!done) {
+    if (stop) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", silt_error_last()); /* stop_run may touch the error */
+        stop_run(pid, name, envp);
+        rc = silt_err(stop, "%s", msg);
+    } else if (!done) {
         stop_run(pid, name, envp);
         rc = silt_err(SILT_EIO, "container '%s' timed out after %d s and was killed (SILT_CONTAINER_TIMEOUT)",
                       o->image, timeout_s);

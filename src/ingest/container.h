@@ -59,6 +59,10 @@ typedef struct silt_container_opts {
     int timeout_s;              /* <= 0: SILT_CONTAINER_TIMEOUT, else the default */
     silt_report_fn log;         /* each stderr line (may be NULL) */
     void *log_ctx;
+    int (*poll)(void *ctx);     /* called about every 100 ms while the container runs (may be NULL):
+                                   non-zero (a SILT_E* code with its message set, e.g. SILT_ECANCELED
+                                   for Ctrl-C) stops and removes the container, and the run fails with it */
+    void *poll_ctx;
 } silt_container_opts;
 
 typedef struct silt_container_result {

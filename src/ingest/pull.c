@@ -597,6 +597,19 @@ static void ctr_log(void *ctx, const char *line)
     redact_warn(c, msg);
 }
 
+/* While a container runs: the progress hook (Ctrl-C stops the run). */
+typedef struct ctr_poll_ctx {
+    pull_ctx *c;
+    const char *display;
+    silt_pull_result *out;
+} ctr_poll_ctx;
+
+static int ctr_poll(void *ctx)
+{
+    ctr_poll_ctx *p = ctx;
+    return pull_tick(p->c, p->display, p->out);
+}
+
 /* A setting of the source's env list: 1 = consumed, 0 = a variable to pass on. */
 static int ctr_setting(ctr_src *s, const char *what, const char *name, const char *value)
 {
@@ -715,6 +728,7 @@ static int ctr_batch(pull_ctx *c, const ctr_src *s, const char *display, char **
         rc = silt_err(SILT_ENOMEM, "pull: out of memory");
     if (!rc) {
         bool etag = *kind && strcmp(*kind, SILT_STATE_ETAG) == 0;
+        ctr_poll_ctx pc = {c, display, out};
         silt_container_opts o = {.image = s->image,
                                  .command = s->command, .ncommand = s->ncommand,
                                  .args = s->args, .nargs = s->nargs,
@@ -724,7 +738,8 @@ static int ctr_batch(pull_ctx *c, const ctr_src *s, const char *display, char **
                                  .prev_etag = etag ? *value : NULL,
                                  .prev_last_modified = *kind && !etag ? *value : NULL,
                                  .workdir = tmpdir, .out_path = data,
-                                 .log = ctr_log, .log_ctx = c};
+                                 .log = ctr_log, .log_ctx = c,
+                                 .poll = c->o->progress ? ctr_poll : NULL, .poll_ctx = &pc};
         rc = silt_container_run(&r, &o);
     }
     if (!rc)

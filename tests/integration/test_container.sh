@@ -11,7 +11,7 @@
 #    from config and env templates, secrets redacted from the streamed stderr;
 #  - --network none by default, host networking on request;
 #  - faults: a crashing container (status + last stderr lines), a timeout
-#    (killed, removed), a missing image, no podman, protocol errors, bad
+#    and Ctrl-C (killed, removed), a missing image, no podman, protocol errors, bad
 #    settings, a missing template variable: exit 1, one-line error, the
 #    dataset unchanged.
 source "$(dirname "$0")/lib.sh"
@@ -291,6 +291,20 @@ silt: pull 'hang': container '$IMG' timed out after 2 s and was killed (SILT_CON
 [ $(($(date +%s) - START)) -lt 20 ] || fail "the timeout took $(($(date +%s) - START)) s"
 assert_eq "$(podman ps -a --filter name=silt-fetch- --format '{{.Names}}')" "" "the timed-out container is removed"
 assert_eq "$(tree_sum .silt/datasets)" "$SUM" "a timeout commits nothing"
+
+# Ctrl-C while the container runs: stopped and removed at once, nothing committed, exit 130
+"$SILT" pull hang >"$T_DIR/intr.out" 2>"$T_DIR/intr.err" &
+PID=$!
+for _ in $(seq 100); do grep -q hanging "$T_DIR/intr.err" 2>/dev/null && break; sleep 0.1; done
+START=$(date +%s)
+kill -INT "$PID"
+set +e; wait "$PID"; RC=$?; set -e
+assert_eq "$RC" 130 "Ctrl-C exit code"
+assert_eq "$(tail -n 1 "$T_DIR/intr.err")" \
+    "silt: interrupted: pull 'hang': 0 of 1 files ingested (no block committed); nothing of '$IMG' was committed"
+[ $(($(date +%s) - START)) -lt 20 ] || fail "stopping took $(($(date +%s) - START)) s"
+assert_eq "$(podman ps -a --filter name=silt-fetch- --format '{{.Names}}')" "" "the interrupted container is removed"
+assert_eq "$(tree_sum .silt/datasets)" "$SUM" "an interrupted pull commits nothing"
 
 add_ds noimg <<YAML
     - kind: SetPollingSource
