@@ -1,12 +1,15 @@
 /* config.c — resolves a Source's `config` (literals, SecretSet and
- * VariableSet references) and renders `${{ config.NAME }}` templates.
+ * VariableSet references) and renders templates (`${{ config.NAME }}`,
+ * `${{ env.A || env.B || 'default' }}`).
  *
  * Invariants: a silt_config owns malloc'd copies of every key and value; the
  * values of secrets are remembered (with their URL-encoded forms) so that
  * silt_config_redact can remove them from any text. No error message built
  * here contains a value: only config keys, set names, keys and file paths.
  * The secrets file is read only when a SecretSet reference is not satisfied
- * by the environment, and its mode is checked before it is parsed.
+ * by the environment, and its mode is checked before it is parsed. Values a
+ * template takes from the environment become secret entries "env.NAME" of
+ * the config (added while rendering), so they are redacted and sealed too.
  */
 #include "ingest/config.h"
 
@@ -377,9 +380,184 @@ const char *silt_config_key(const silt_config *c, size_t i)
     return c && i < c->n ? c->items[i].key : NULL;
 }
 
-/* ---- templates ----------------------------------------------------------- */
+/* ---- templates -----------------------------------------------------------
+ * Grammar of one expression (between "${{" and "}}", spaces optional):
+ *   expr := alt ( "||" alt )*
+ *   alt  := "config." KEY | "env." NAME | "'" text "'" | number
+ * KEY: [A-Za-z0-9_.-]+, NAME: [A-Za-z0-9_-]+, text: anything but "'",
+ * number: -?[0-9]+(.[0-9]+)?. The first alternative that has a value wins.
+ * The closing "}}" is the first one outside a quoted text. */
 
-int silt_config_render(const silt_config *c, const char *what, const char *tmpl, char **out)
+typedef enum alt_kind { ALT_CONFIG, ALT_ENV, ALT_LITERAL } alt_kind;
+
+static bool name_chars(const char *s, size_t n, bool dots)
+{
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-' || (dots && s[i] == '.')))
+            return false;
+    return true;
+}
+
+static bool is_number(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-' ? 1 : 0, d = 0;
+    while (i < n && isdigit((unsigned char)s[i]))
+        i++, d++;
+    if (!d)
+        return false;
+    if (i == n)
+        return true;
+    if (s[i] != '.' || i + 1 == n)
+        return false;
+    for (i++; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+/* Classifies the alternative s[0..n) (trimmed); *v / *vl: the key, name or
+ * literal text. SILT_EINVAL for anything else. */
+static int parse_alt(const char *s, size_t n, const char *what, alt_kind *k, const char **v, size_t *vl)
+{
+    if (n > 7 && memcmp(s, "config.", 7) == 0 && name_chars(s + 7, n - 7, true)) {
+        *k = ALT_CONFIG, *v = s + 7, *vl = n - 7;
+    } else if (n > 4 && memcmp(s, "env.", 4) == 0 && name_chars(s + 4, n - 4, false)) {
+        *k = ALT_ENV, *v = s + 4, *vl = n - 4;
+    } else if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'' && !memchr(s + 1, '\'', n - 2)) {
+        *k = ALT_LITERAL, *v = s + 1, *vl = n - 2;
+    } else if (is_number(s, n)) {
+        *k = ALT_LITERAL, *v = s, *vl = n;
+    } else {
+        return silt_err(SILT_EINVAL,
+                        "invalid template expression '%.*s' in %s: expected config.NAME, env.NAME, 'text' or a "
+                        "number",
+                        (int)(n > 80 ? 80 : n), s, what);
+    }
+    return 0;
+}
+
+static const centry *config_find(const silt_config *c, const char *key, size_t kl)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (strlen(c->items[i].key) == kl && memcmp(c->items[i].key, key, kl) == 0)
+            return &c->items[i];
+    return NULL;
+}
+
+/* The value of environment variable NAME (nl bytes), or NULL. A value found
+ * is remembered in `c` (when given) as the secret entry "env.NAME": every
+ * value a template takes from the environment is redacted and sealed like a
+ * secret, as silt cannot tell which variables hold one. */
+static int env_value(silt_config *c, const char *name, size_t nl, const char **out)
+{
+    *out = NULL;
+    char key[256];
+    if (nl + 4 >= sizeof key)
+        return 0; /* no such variable name is ever set by anyone sane: treat as unset */
+    memcpy(key, "env.", 4);
+    memcpy(key + 4, name, nl);
+    key[nl + 4] = '\0';
+    const char *v = getenv(key + 4);
+    if (!v)
+        return 0;
+    *out = v;
+    if (!c || config_find(c, key, nl + 4))
+        return 0;
+    centry *ni = realloc(c->items, (c->n + 1) * sizeof *ni);
+    if (!ni)
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    c->items = ni;
+    centry *e = &c->items[c->n];
+    e->key = strdup(key);
+    e->value = strdup(v);
+    e->secret = true;
+    if (!e->key || !e->value) {
+        free(e->key);
+        scrub_free(e->value);
+        return silt_err(SILT_ENOMEM, "config: out of memory");
+    }
+    c->n++;
+    if (add_redaction(c, c->n - 1, v) < 0)
+        return SILT_ENOMEM;
+    qsort(c->redact, c->nredact, sizeof *c->redact, cmp_len_desc);
+    return 0;
+}
+
+/* End of the expression that starts at `s` (just after "${{"): the first
+ * "}}" outside a quoted text, or NULL. */
+static const char *expr_end(const char *s)
+{
+    bool quoted = false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            quoted = !quoted;
+        else if (!quoted && p[0] == '}' && p[1] == '}')
+            return p;
+    }
+    return NULL;
+}
+
+static void trim(const char **s, const char **e)
+{
+    while (*s < *e && isspace((unsigned char)**s))
+        (*s)++;
+    while (*e > *s && isspace((unsigned char)(*e)[-1]))
+        (*e)--;
+}
+
+/* Appends the value of expression [s, e) to b. */
+static int render_expr(silt_config *c, const char *what, const char *s, const char *e, silt_buf *b)
+{
+    trim(&s, &e);
+    const char *value = NULL;
+    size_t vlen = 0, nalts = 0;
+    alt_kind first_kind = ALT_LITERAL;
+    const char *first_v = NULL;
+    size_t first_vl = 0;
+    for (const char *p = s; p <= e;) {
+        /* the next "||" outside quotes */
+        const char *q = p;
+        bool quoted = false;
+        while (q < e && (quoted || !(q[0] == '|' && q + 1 < e && q[1] == '|'))) {
+            if (*q == '\'')
+                quoted = !quoted;
+            q++;
+        }
+        const char *as = p, *ae = q;
+        trim(&as, &ae);
+        alt_kind k = ALT_LITERAL;
+        const char *v = NULL;
+        size_t vl = 0;
+        int rc = parse_alt(as, (size_t)(ae - as), what, &k, &v, &vl);
+        if (rc)
+            return rc;
+        if (nalts++ == 0)
+            first_kind = k, first_v = v, first_vl = vl;
+        if (!value && k == ALT_LITERAL) {
+            value = v, vlen = vl;
+        } else if (!value && k == ALT_CONFIG) {
+            const centry *f = config_find(c, v, vl);
+            if (f)
+                value = f->value, vlen = strlen(f->value);
+        } else if (!value && k == ALT_ENV) {
+            if ((rc = env_value(c, v, vl, &value)) != 0)
+                return rc;
+            vlen = value ? strlen(value) : 0;
+        }
+        p = q + 2;
+    }
+    if (value)
+        return silt_buf_append(b, value, vlen);
+    if (nalts == 1 && first_kind == ALT_CONFIG)
+        return silt_err(SILT_EINVAL, "unknown config key '%.*s' in %s", (int)first_vl, first_v, what);
+    size_t n = (size_t)(e - s);
+    return silt_err(SILT_EINVAL, "missing values for variable(s): '%.*s' in %s", (int)(n > 200 ? 200 : n), s,
+                    what);
+}
+
+int silt_config_render(silt_config *c, const char *what, const char *tmpl, char **out)
 {
     *out = NULL;
     if (!what)
@@ -395,37 +573,12 @@ int silt_config_render(const silt_config *c, const char *what, const char *tmpl,
         }
         if ((rc = silt_buf_append(&b, p, (size_t)(open - p))) < 0)
             break;
-        const char *close = strstr(open + 3, "}}");
+        const char *close = expr_end(open + 3);
         if (!close) {
             rc = silt_err(SILT_EINVAL, "unterminated template expression in %s", what);
             break;
         }
-        const char *s = open + 3, *e = close;
-        while (s < e && isspace((unsigned char)*s))
-            s++;
-        while (e > s && isspace((unsigned char)e[-1]))
-            e--;
-        size_t len = (size_t)(e - s);
-        bool ok = len > 7 && memcmp(s, "config.", 7) == 0;
-        for (size_t i = 7; ok && i < len; i++)
-            if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-' || s[i] == '.'))
-                ok = false;
-        if (!ok) {
-            rc = silt_err(SILT_EINVAL, "invalid template expression '%.*s' in %s: expected config.NAME",
-                          (int)(len > 80 ? 80 : len), s, what);
-            break;
-        }
-        const char *key = s + 7;
-        size_t kl = len - 7;
-        const centry *found = NULL;
-        for (size_t i = 0; c && i < c->n && !found; i++)
-            if (strlen(c->items[i].key) == kl && memcmp(c->items[i].key, key, kl) == 0)
-                found = &c->items[i];
-        if (!found) {
-            rc = silt_err(SILT_EINVAL, "unknown config key '%.*s' in %s", (int)kl, key, what);
-            break;
-        }
-        if ((rc = silt_buf_puts(&b, found->value)) < 0)
+        if ((rc = render_expr(c, what, open + 3, close, &b)) < 0)
             break;
         p = close + 2;
     }
@@ -566,6 +719,11 @@ static int put_unsealed(silt_buf *b, const silt_config *c, const char *m, size_t
     for (size_t i = 0; rc == 0 && c && i < c->n && !e; i++)
         if (strcmp(c->items[i].key, key.data) == 0)
             e = &c->items[i];
+    if (rc == 0 && !e && strncmp(key.data, "env.", 4) == 0)
+        rc = silt_err(SILT_ENOTFOUND,
+                      "source state: the stored state stands for %s, which the source's templates no longer use "
+                      "or which is not set (set %s, or start the source afresh under a new name)",
+                      key.data, key.data + 4);
     if (rc == 0 && !e)
         rc = silt_err(SILT_ENOTFOUND,
                       "source state: the stored state stands for config.%s, which the source no longer defines "

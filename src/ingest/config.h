@@ -61,14 +61,28 @@ void silt_config_free(silt_config *c);
 size_t silt_config_count(const silt_config *c);
 const char *silt_config_key(const silt_config *c, size_t i);
 
-/* Substitutes every `${{ config.NAME }}` (spaces optional) of `tmpl`.
+/* Substitutes every template expression `${{ EXPR }}` of `tmpl` (spaces
+ * optional). EXPR is one or more alternatives separated by `||`; the first
+ * that has a value wins:
+ *   config.NAME  the config entry NAME (no value: not in the config)
+ *   env.NAME     environment variable NAME of this process (no value: unset)
+ *   'text'       a literal (no quote inside), always a value
+ *   123, -1.5    a literal number, always a value
+ * e.g. `file://${{ env.data_dir || env.workspace_dir }}/${{ env.f || 'a.csv' }}`.
+ * A value taken from the environment is added to `c` (when not NULL) as the
+ * secret entry "env.NAME": it is redacted by silt_config_redact and sealed
+ * in source states like any secret.
  * `what` names the field in errors ("url", "headers[0].value", "command[1]").
- * Errors (SILT_EINVAL): "unknown config key 'x' in url",
- * "invalid template expression 'foo' in url: expected config.NAME",
- * "unterminated template expression in url". *out is malloc'd (caller frees)
- * and may contain secrets: redact before showing it. `c` may be NULL (empty
- * config). */
-int silt_config_render(const silt_config *c, const char *what, const char *tmpl, char **out);
+ * Errors (SILT_EINVAL), never quoting a value:
+ *   "unknown config key 'x' in url" (a lone config.x without a value),
+ *   "missing values for variable(s): 'env.a || env.b' in url" (no
+ *   alternative has a value),
+ *   "invalid template expression 'foo' in url: expected config.NAME,
+ *   env.NAME, 'text' or a number", "unterminated template expression in url".
+ * *out is malloc'd (caller frees) and may contain secrets: redact before
+ * showing it. `c` may be NULL (empty config; environment values are then not
+ * remembered for redaction). */
+int silt_config_render(silt_config *c, const char *what, const char *tmpl, char **out);
 
 /* malloc'd copy of `text` with every resolved secret value (and its
  * URL-encoded form) replaced by "***"; NULL on out-of-memory. `c` may be NULL. */
@@ -102,7 +116,9 @@ int silt_config_seal(const silt_config *c, const char *value, char **out);
  * other value is copied. *out is malloc'd and may contain secrets (caller
  * scrubs and frees). Errors: SILT_ENOTFOUND "source state: the stored state
  * stands for config.KEY, which the source no longer defines (…)",
- * SILT_EINVAL "source state: malformed sealed value (…)". */
+ * SILT_EINVAL "source state: malformed sealed value (…)". A marker of an
+ * environment value ("${env.NAME}") needs the entry that rendering a
+ * template with env.NAME added to `c`. */
 int silt_config_unseal(const silt_config *c, const char *stored, char **out);
 
 /* Redacts the current silt_error_last() message in place (re-raising it with

@@ -1,12 +1,19 @@
 /* pull.c — polling ingest (`silt pull`): runs a dataset's polling source
- * through ingress (fetch.h) -> prepare (prepare.h) -> the ingestion pipeline
- * (ingest.h). The source is either
+ * through ingress (fetch.h: Url, FilesGlob; container.h: Container) ->
+ * prepare (prepare.h) -> the ingestion pipeline (ingest.h). The source is
+ * either
  *  - a Flow resource targeting the dataset (resources.h: the first Ingest
- *    task of the first flow by name) with its Source resource: `config`
- *    templates (`${{ config.x }}`) are rendered into the URL, request
- *    headers, the FilesGlob path and Pipe commands, and the task's
+ *    task of the first flow by name) with its Source resource: templates
+ *    (`${{ config.x }}`, `${{ env.X || 'default' }}`) are rendered into the
+ *    URL, request headers, the FilesGlob path, Pipe commands and the
+ *    Container image, command, args and env, and the task's
  *    targetRecordsPerSlice splits the batch into several AddData blocks; or
- *  - the legacy SetPollingSource event of the chain (no templating).
+ *  - the legacy SetPollingSource event of the chain, whose same fields are
+ *    rendered with `env.X` templates (there is no config).
+ * Templates are rendered here, at pull time, never at `silt add`: the chain
+ * and the resource files keep the template text.
+ * A Container source runs once per batch (one ingest each) while the
+ * container says it has more data.
  * When both exist the Flow wins (resources supersede legacy source events,
  * ODF RFC-018) and a warning says so.
  *
@@ -19,8 +26,8 @@
  *    wrote under "default" are read too); the Source resource's name for a
  *    Flow (kamu has no runtime for Source resources; ODF leaves sourceName
  *    to identify the source). Kinds as kamu writes them: odf/etag (HTTP
- *    ETag, or for FilesGlob the name of the last ingested file) and
- *    odf/last-modified (RFC 3339);
+ *    ETag, for FilesGlob the name of the last ingested file, for Container
+ *    what it wrote to ODF_NEW_ETAG_PATH) and odf/last-modified (RFC 3339);
  *  - secrets: rendered strings are private to this file (zeroed before they
  *    are freed); every message that leaves it — warnings, fetch errors, the
  *    final error — goes through silt_config_redact, so no resolved secret
@@ -35,6 +42,7 @@
  */
 #include "dataset/dataset_internal.h"
 #include "ingest/config.h"
+#include "ingest/container.h"
 #include "ingest/event_time.h"
 #include "ingest/evm.h"
 #include "ingest/fetch.h"
@@ -632,38 +640,313 @@ static int pull_evm(pull_ctx *c, const evm_src *e, silt_pull_result *out)
     return rc;
 }
 
+/* ---- Container ---------------------------------------------------------------- */
+
+#define SILT_CONTAINER_MAX_BATCHES 100000 /* a guard against a container that always has more */
+
+/* Ingress Container / FetchStep Container after rendering; ODF_BATCH_SIZE and
+ * SILT_CONTAINER_NETWORK of the source's env are settings, not passed on. */
+typedef struct ctr_src {
+    const char *image;
+    const char **command, **args, **env_names, **env_values;
+    size_t ncommand, nargs, nenv;
+    bool host_network;
+    uint64_t batch_size;
+} ctr_src;
+
+/* Each stderr line of the container, as a (redacted) warning. */
+static void ctr_log(void *ctx, const char *line)
+{
+    pull_ctx *c = ctx;
+    char msg[1400];
+    snprintf(msg, sizeof msg, "pull '%s': container: %s", c->ds->name, line);
+    redact_warn(c, msg);
+}
+
+/* While a container runs: the progress hook (Ctrl-C stops the run). */
+typedef struct ctr_poll_ctx {
+    pull_ctx *c;
+    const char *display;
+    silt_pull_result *out;
+} ctr_poll_ctx;
+
+static int ctr_poll(void *ctx)
+{
+    ctr_poll_ctx *p = ctx;
+    return pull_tick(p->c, p->display, p->out);
+}
+
+/* A setting of the source's env list: 1 = consumed, 0 = a variable to pass on. */
+static int ctr_setting(ctr_src *s, const char *what, const char *name, const char *value)
+{
+    if (strcmp(name, "ODF_BATCH_SIZE") == 0) {
+        char *end;
+        unsigned long long n = strtoull(value, &end, 10);
+        if (!*value || *end || n == 0 || *value == '-')
+            return silt_err(SILT_EINVAL, "%s: ODF_BATCH_SIZE must be a positive integer", what);
+        s->batch_size = n;
+        return 1;
+    }
+    if (strcmp(name, "SILT_CONTAINER_NETWORK") == 0) {
+        if (strcmp(value, "none") != 0 && strcmp(value, "host") != 0)
+            return silt_err(SILT_EINVAL, "%s: SILT_CONTAINER_NETWORK must be 'none' or 'host'", what);
+        s->host_network = strcmp(value, "host") == 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Renders the fields of a Container ingress (`pfx` "fetch" or "ingress"). An
+ * env entry without a value takes the variable of the same name from silt's
+ * environment (as the template ${{ env.NAME }}). */
+static int render_container(pull_ctx *c, const char *pfx, const char *image, const odf_strvec *cmd,
+                            const odf_strvec *args, const odf_vec *env, ctr_src *s, silt_arena *a)
+{
+    memset(s, 0, sizeof *s);
+    char what[96];
+    snprintf(what, sizeof what, "%s.image", pfx);
+    char *img = NULL;
+    int rc = render(c, what, image ? image : "", &img);
+    s->image = img;
+    size_t nc = cmd->present ? cmd->n : 0, na = args->present ? args->n : 0, ne = env->present ? env->n : 0;
+    s->command = silt_arena_alloc(a, (nc + 1) * sizeof *s->command);
+    s->args = silt_arena_alloc(a, (na + 1) * sizeof *s->args);
+    s->env_names = silt_arena_alloc(a, (ne + 1) * sizeof *s->env_names);
+    s->env_values = silt_arena_alloc(a, (ne + 1) * sizeof *s->env_values);
+    if (!rc && (!s->command || !s->args || !s->env_names || !s->env_values))
+        rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+    for (size_t i = 0; !rc && i < nc; i++, s->ncommand++) {
+        snprintf(what, sizeof what, "%s.command[%zu]", pfx, i);
+        rc = render(c, what, cmd->items[i], (char **)&s->command[i]);
+    }
+    for (size_t i = 0; !rc && i < na; i++, s->nargs++) {
+        snprintf(what, sizeof what, "%s.args[%zu]", pfx, i);
+        rc = render(c, what, args->items[i], (char **)&s->args[i]);
+    }
+    for (size_t i = 0; !rc && i < ne; i++) {
+        const odf_EnvVar *e = env->items[i];
+        const char *name = e->name ? e->name : "";
+        char implied[300], *v = NULL;
+        snprintf(what, sizeof what, "%s.env[%zu].value", pfx, i);
+        snprintf(implied, sizeof implied, "${{ env.%s }}", name);
+        rc = render(c, what, e->value ? e->value : implied, &v);
+        snprintf(what, sizeof what, "%s.env[%zu]", pfx, i);
+        int used = rc ? rc : ctr_setting(s, what, name, v);
+        if (used < 0)
+            rc = used;
+        else if (used == 0) {
+            s->env_names[s->nenv] = name;
+            s->env_values[s->nenv++] = v;
+        }
+    }
+    return rc;
+}
+
+/* The state a container run produced: ETag first, else Last-Modified. */
+static int ctr_new_state(const silt_container_result *r, const char **kind, char **value)
+{
+    *kind = NULL;
+    *value = NULL;
+    if (r->etag) {
+        *kind = SILT_STATE_ETAG;
+        *value = strdup(r->etag);
+    } else if (r->has_last_modified) {
+        char text[40];
+        silt_time_format(r->last_modified, text);
+        *kind = SILT_STATE_LAST_MODIFIED;
+        *value = strdup(text);
+    } else {
+        return 0;
+    }
+    return *value ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
+}
+
+/* Ingests the output of one run: its data with the new state, a state-only
+ * AddData for an empty output, nothing without data and state. */
+static int ctr_ingest(pull_ctx *c, const char *tmpdir, const char *data, const char *display,
+                      const silt_container_result *r, const char *kind, const char *value, silt_pull_result *out)
+{
+    char *sealed = NULL;
+    int rc = kind ? silt_config_seal(c->cfg, value, &sealed) : 0;
+    odf_SourceState ss = {(char *)c->state_name, (char *)kind, sealed};
+    silt_ingest_result ir;
+    if (!rc && r->bytes == 0 && kind)
+        rc = commit_state_only(c, &ss, &ir);
+    else if (!rc && r->bytes)
+        rc = ingest_one(c, tmpdir, data, display, false, (silt_time){0, 0}, kind ? &ss : NULL, &ir);
+    if (!rc && (r->bytes || kind))
+        add_result(out, &ir);
+    free(sealed);
+    return rc;
+}
+
+/* One run of the container and its ingest; *more: run again. */
+static int ctr_batch(pull_ctx *c, const ctr_src *s, const char *display, char **kind, char **value,
+                     silt_pull_result *out, bool *more)
+{
+    *more = false;
+    char *tmpdir = NULL, *data = NULL, *nv = NULL;
+    const char *nk = NULL;
+    silt_container_result r;
+    memset(&r, 0, sizeof r);
+    int rc = silt_ws_mktemp(c->ds->ws, "tmp", &tmpdir);
+    if (!rc && !(data = silt_path_join(tmpdir, "fetched", NULL)))
+        rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+    if (!rc) {
+        bool etag = *kind && strcmp(*kind, SILT_STATE_ETAG) == 0;
+        ctr_poll_ctx pc = {c, display, out};
+        silt_container_opts o = {.image = s->image,
+                                 .command = s->command, .ncommand = s->ncommand,
+                                 .args = s->args, .nargs = s->nargs,
+                                 .env_names = s->env_names, .env_values = s->env_values, .nenv = s->nenv,
+                                 .host_network = s->host_network,
+                                 .batch_size = s->batch_size,
+                                 .prev_etag = etag ? *value : NULL,
+                                 .prev_last_modified = *kind && !etag ? *value : NULL,
+                                 .workdir = tmpdir, .out_path = data,
+                                 .log = ctr_log, .log_ctx = c,
+                                 .poll = c->o->progress ? ctr_poll : NULL, .poll_ctx = &pc};
+        rc = silt_container_run(&r, &o);
+    }
+    if (!rc)
+        rc = ctr_new_state(&r, &nk, &nv);
+    bool same = !rc && nk && *kind && strcmp(nk, *kind) == 0 && strcmp(nv, *value) == 0;
+    if (same && r.bytes)
+        rc = silt_err(SILT_EINVAL,
+                      "container '%s' wrote the previous source state again but also %llu bytes of data (a "
+                      "container with nothing new must write no data)",
+                      s->image, (unsigned long long)r.bytes);
+    else if (!rc && r.has_more && (!nk || same))
+        rc = silt_err(SILT_EINVAL,
+                      "container '%s' created ODF_NEW_HAS_MORE_DATA_PATH without writing a new ETag or "
+                      "Last-Modified",
+                      s->image);
+    c->prog.total_bytes += r.bytes;
+    if (!rc && !same)
+        rc = pull_tick(c, display, out); /* fetched: the last chance to stop before the commit */
+    if (!rc && !same)
+        rc = ctr_ingest(c, tmpdir, data, display, &r, nk, nv, out);
+    if (!rc && !same && nk) {
+        scrub_free(*value);
+        free(*kind);
+        *kind = strdup(nk);
+        *value = nv;
+        nv = NULL;
+        if (!*kind)
+            rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+        *more = !rc && r.has_more;
+    }
+    c->prog.bytes += r.bytes;
+    silt_container_result_free(&r);
+    scrub_free(nv);
+    if (tmpdir)
+        silt_fs_remove_tree(tmpdir);
+    free(tmpdir);
+    free(data);
+    return rc;
+}
+
+/* Runs the container until it has no more data: one ingest per batch. */
+static int pull_container(pull_ctx *c, const ctr_src *s, silt_pull_result *out)
+{
+    const odf_source_state_ref *prev = prev_state(c);
+    char *kind = prev && prev->kind ? strdup(prev->kind) : NULL, *value = NULL;
+    char *display = silt_config_redact(c->cfg, s->image);
+    int rc = (prev && prev->kind && !kind) || !display ? silt_err(SILT_ENOMEM, "pull: out of memory") : 0;
+    if (!rc)
+        rc = prev_value(c, prev, &value);
+    if (!rc && kind && !value && !(value = strdup("")))
+        rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+    bool more = true;
+    for (size_t batch = 0; !rc && more; batch++) {
+        if (batch == SILT_CONTAINER_MAX_BATCHES) {
+            rc = silt_err(SILT_EINVAL, "container '%s' still has more data after %d batches", s->image,
+                          SILT_CONTAINER_MAX_BATCHES);
+            break;
+        }
+        c->prog.total++;
+        rc = pull_tick(c, display, out);
+        if (!rc)
+            rc = ctr_batch(c, s, display, &kind, &value, out, &more);
+        if (!rc)
+            c->prog.done++;
+    }
+    if (!rc)
+        rc = pull_tick(c, NULL, out);
+    if (rc)
+        rc = silt_err_context(rc, "pull '%s'", c->ds->name);
+    free(kind);
+    scrub_free(value);
+    free(display);
+    return rc;
+}
+
 /* ---- the two source forms ------------------------------------------------------ */
 
-static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_pull_result *out)
+/* Renders the request of a Url step (`pfx` "fetch" or "ingress"). */
+static int render_url(pull_ctx *c, const char *pfx, const char *url, const odf_vec *headers, url_src *u,
+                      silt_arena *a)
+{
+    size_t nh = headers->present ? headers->n : 0;
+    const char **names = silt_arena_alloc(a, (nh + 1) * sizeof *names);
+    const char **values = silt_arena_alloc(a, (nh + 1) * sizeof *values);
+    if (!names || !values)
+        return silt_err(SILT_ENOMEM, "pull: out of memory");
+    char what[64], *r = NULL;
+    snprintf(what, sizeof what, "%s.url", pfx);
+    int rc = render(c, what, url ? url : "", &r);
+    for (size_t i = 0; !rc && i < nh; i++) {
+        const odf_RequestHeader *h = headers->items[i];
+        char *v = NULL, *n = NULL;
+        snprintf(what, sizeof what, "%s.headers[%zu].name", pfx, i);
+        rc = render(c, what, h->name ? h->name : "", &n);
+        snprintf(what, sizeof what, "%s.headers[%zu].value", pfx, i);
+        if (!rc)
+            rc = render(c, what, h->value ? h->value : "", &v);
+        names[i] = n;
+        values[i] = v;
+    }
+    u->url = r;
+    u->names = names;
+    u->values = values;
+    u->nh = nh;
+    return rc;
+}
+
+static int render_prepare(pull_ctx *c, const odf_uvec *in, odf_uvec *outv, silt_arena *a);
+
+/* The legacy SetPollingSource: its fields are templates too (env.NAME;
+ * there is no config). */
+static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_arena *a, silt_pull_result *out)
 {
     c->state_name = SILT_POLLING_SOURCE_NAME;
     c->legacy = true;
-    c->prepare = &ps->prepare;
     c->read = &ps->read;
     c->preprocess = &ps->preprocess;
     c->merge = &ps->merge;
     c->target_records_per_slice = c->o->target_records_per_slice;
+    int rc = silt_config_load(&c->cfg, c->ds->ws->root, NULL); /* empty: collects env values to redact */
+    odf_uvec *prep = rc ? NULL : silt_arena_alloc(a, sizeof *prep);
+    if (!rc && !prep)
+        rc = silt_err(SILT_ENOMEM, "pull: out of memory");
+    if (!rc)
+        rc = render_prepare(c, &ps->prepare, prep, a);
+    if (rc)
+        return silt_err_context(rc, "pull '%s'", c->ds->name);
+    c->prepare = prep;
     switch (ps->fetch.type) {
     case ODF_FetchStep_Url: {
         const odf_FetchStepUrl *f = ps->fetch.value;
-        size_t nh = f->headers.present ? f->headers.n : 0;
-        const char **names = calloc(nh + 1, sizeof *names), **values = calloc(nh + 1, sizeof *values);
-        int rc = names && values ? 0 : silt_err(SILT_ENOMEM, "pull: out of memory");
-        for (size_t i = 0; !rc && i < nh; i++) {
-            const odf_RequestHeader *h = f->headers.items[i];
-            names[i] = h->name ? h->name : "";
-            values[i] = h->value ? h->value : "";
-        }
-        url_src u = {f->url, &f->event_time, &f->cache, names, values, nh};
-        if (!rc)
-            rc = pull_url(c, &u, out);
-        free(names);
-        free(values);
-        return rc;
+        url_src u = {NULL, &f->event_time, &f->cache, NULL, NULL, 0};
+        rc = render_url(c, "fetch", f->url, &f->headers, &u, a);
+        return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : pull_url(c, &u, out);
     }
     case ODF_FetchStep_FilesGlob: {
         const odf_FetchStepFilesGlob *f = ps->fetch.value;
-        glob_src g = {f->path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
+        char *path = NULL;
+        if ((rc = render(c, "fetch.path", f->path ? f->path : "", &path)) != 0)
+            return silt_err_context(rc, "pull '%s'", c->ds->name);
+        glob_src g = {path, &f->event_time, &f->cache, f->has_order ? f->order : ODF_SourceOrdering_ByName};
         return pull_glob(c, &g, out);
     }
     case ODF_FetchStep_EthereumLogs: {
@@ -671,7 +954,12 @@ static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_pull_res
         evm_src e = {f->has_chain_id, f->chain_id, f->node_url, f->filter, f->signature};
         return pull_evm(c, &e, out);
     }
-    case ODF_FetchStep_Container:
+    case ODF_FetchStep_Container: {
+        const odf_FetchStepContainer *f = ps->fetch.value;
+        ctr_src cs;
+        rc = render_container(c, "fetch", f->image, &f->command, &f->args, &f->env, &cs, a);
+        return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : pull_container(c, &cs, out);
+    }
     case ODF_FetchStep_Mqtt:
         return silt_err(SILT_EUNSUPPORTED, "pull '%s': this fetch step kind is not supported yet", c->ds->name);
     default:
@@ -775,27 +1063,10 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
     switch (s->ingress.type) {
     case ODF_Ingress_Url: {
         const odf_IngressUrl *f = s->ingress.value;
-        size_t nh = f->headers.present ? f->headers.n : 0;
-        const char **names = silt_arena_alloc(a, (nh + 1) * sizeof *names);
-        const char **values = silt_arena_alloc(a, (nh + 1) * sizeof *values);
-        char *url = NULL;
-        if (!names || !values)
-            return silt_err(SILT_ENOMEM, "pull: out of memory");
-        rc = render(c, "ingress.url", f->url ? f->url : "", &url);
-        for (size_t i = 0; !rc && i < nh; i++) {
-            const odf_RequestHeader *h = f->headers.items[i];
-            char what[64], *v = NULL, *n = NULL;
-            snprintf(what, sizeof what, "ingress.headers[%zu].name", i);
-            rc = render(c, what, h->name ? h->name : "", &n);
-            snprintf(what, sizeof what, "ingress.headers[%zu].value", i);
-            if (!rc)
-                rc = render(c, what, h->value ? h->value : "", &v);
-            names[i] = n;
-            values[i] = v;
-        }
+        url_src u = {NULL, &f->event_time, &f->cache, NULL, NULL, 0};
+        rc = render_url(c, "ingress", f->url, &f->headers, &u, a);
         if (rc)
             return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
-        url_src u = {url, &f->event_time, &f->cache, names, values, nh};
         return pull_url(c, &u, out);
     }
     case ODF_Ingress_FilesGlob: {
@@ -816,9 +1087,14 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
         evm_src e = {f->has_chain_id, f->chain_id, url, f->filter, f->signature};
         return pull_evm(c, &e, out);
     }
-    case ODF_Ingress_Container:
-        return silt_err(SILT_EUNSUPPORTED, "pull '%s': source '%s': this ingress kind is not supported yet", dsn,
-                        plan->source_name);
+    case ODF_Ingress_Container: {
+        const odf_IngressContainer *f = s->ingress.value;
+        ctr_src cs;
+        rc = render_container(c, "ingress", f->image, &f->command, &f->args, &f->env, &cs, a);
+        if (rc)
+            return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
+        return pull_container(c, &cs, out);
+    }
     case ODF_Ingress_Mqtt:
     case ODF_Ingress_RestEndpoint:
         return silt_err(SILT_EINVAL,
@@ -935,7 +1211,7 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
             rc = silt_err(SILT_ECORRUPT, "summary of '%s' points at a block that is not a SetPollingSource",
                           ds->name);
         if (!rc)
-            rc = run_legacy(&c, b->event.value, out);
+            rc = run_legacy(&c, b->event.value, a, out);
     } else if (!rc) {
         rc = silt_err(SILT_EINVAL,
                       "pull '%s': the dataset has no polling source (no SetPollingSource in its chain and no "

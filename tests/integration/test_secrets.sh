@@ -15,9 +15,10 @@
 #    file sorting before the last one is never read, failures name the file
 #    with the secret redacted; a state standing for a config key the source
 #    no longer defines is a clear error that changes nothing;
-#  - Container (image, command, args, env), Mqtt (password) and EvmLogs
-#    (nodeUrl) sources: not pulled (unsupported / push), and no secret in
-#    the messages or in `silt sources`;
+#  - Container (image, command, args, env): its image is not available
+#    locally, and the error names it redacted; Mqtt (password) and EvmLogs
+#    (nodeUrl) sources: not pulled (unsupported / push); no secret in the
+#    messages or in `silt sources`;
 #  - after every command: no secret (raw or URL-encoded) in its stdout or
 #    stderr, in `silt log --yaml` / `--json` of every dataset, in `silt
 #    sources` / `silt flows`, or in any file (content or name) under .silt/
@@ -392,7 +393,7 @@ YAML
 ok add others.yaml
 DATASETS+=(ctr mq evm)
 check_clean "add others"
-fails 1 "silt: pull 'ctr': source 'ctr-src': this ingress kind is not supported yet" pull ctr
+fails 1 "silt: pull 'ctr': container image 'ghcr.io/x/fetch:***' is not available locally (silt never pulls images: build it, or bring it in with podman pull / podman load / podman import)" pull ctr
 check_clean "pull ctr"
 fails 1 "silt: pull 'mq': source 'mq-src' is a push source (its ingress is not polled by silt pull)" pull mq
 check_clean "pull mq"

@@ -138,9 +138,9 @@ static void test_config_secrets(void **state)
     assert_int_equal(silt_config_render(c, "url", "a${{ config.apiKey }}${{ config.nope }}", &out), SILT_EINVAL);
     assert_null(out);
     assert_string_equal(silt_error_last(), "unknown config key 'nope' in url");
-    assert_int_equal(silt_config_render(c, "headers[0].value", "x ${{ env.HOME }}", &out), SILT_EINVAL);
-    assert_string_equal(silt_error_last(),
-                        "invalid template expression 'env.HOME' in headers[0].value: expected config.NAME");
+    assert_int_equal(silt_config_render(c, "headers[0].value", "x ${{ HOME }}", &out), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "invalid template expression 'HOME' in headers[0].value: expected "
+                                           "config.NAME, env.NAME, 'text' or a number");
     assert_int_equal(silt_config_render(c, "command[1]", "x ${{ config.apiKey", &out), SILT_EINVAL);
     assert_string_equal(silt_error_last(), "unterminated template expression in command[1]");
     silt_config_free(c);
