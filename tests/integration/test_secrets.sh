@@ -177,12 +177,18 @@ printf 'id,v\n1,11\n2,20\n3,30\n' >"$WWW/$SEG/data.csv"
 touch -d '2021-02-01 00:00:00 UTC' "$WWW/$SEG/data.csv"
 nginx_conf v2
 kill -HUP "$NGINX_PID"
-for _ in $(seq 50); do
+# the reload is graceful: an old worker may still take a connection for a
+# while, so wait for three answers in a row from the new configuration
+seen=0
+for _ in $(seq 100); do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $HTOK" -H "X-$HNAME: on" \
         -H "If-None-Match: \"v2-$QKEY\"" "$BASE/$SEG/data.csv?key=$QKEY") || true
-    [ "$code" = 304 ] && break
+    if [ "$code" = 304 ]; then seen=$((seen + 1)); else seen=0; fi
+    [ "$seen" = 3 ] && break
     sleep 0.1
 done
+[ "$seen" = 3 ] || fail "nginx did not take the v2 configuration"
+pass
 ok pull web
 check_clean "pull web 3"
 assert_eq "$OUT" "web: 2 new records (offsets 3..4), watermark 2021-02-01T00:00:00.000Z"
