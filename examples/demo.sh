@@ -6,7 +6,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 SILT=${SILT:-$root/build/silt}
 work=$(mktemp -d "${TMPDIR:-/tmp}/silt-demo-XXXXXX")
 SERVE_PID=
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$work"' EXIT
+DEMO_IMAGE=
+trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$DEMO_IMAGE" ] && podman rmi -f "$DEMO_IMAGE" >/dev/null 2>&1; rm -rf "$work"' EXIT
 cd "$work"
 
 step() {
@@ -51,10 +52,39 @@ step sources
 step flows
 step pull city-populations-flow
 step sql 'SELECT country, city, population FROM "city-populations-flow:current" ORDER BY country, city'
+echo
+echo "# a container source: podman runs localhost/silt-demo-fetch:1 (built here from busybox,"
+echo "# never pulled); its stdout is the data, the ETag it writes is the source state"
+if command -v podman >/dev/null && command -v busybox >/dev/null; then
+    img_root="$work/image"
+    mkdir -p "$img_root/bin"
+    cp "$(command -v busybox)" "$img_root/bin/busybox"
+    for c in sh echo printf cat; do ln -s busybox "$img_root/bin/$c"; done
+    cat >"$img_root/bin/fetch" <<'SH'
+#!/bin/sh
+# nothing new since the ETag the last pull recorded: no data, the same ETag
+if [ "$ODF_ETAG" = readings-2024-01-01 ]; then echo "$ODF_ETAG" >"$ODF_NEW_ETAG_PATH"; exit 0; fi
+echo "station,reading_time,temp_c"
+echo "$STATION,2024-01-01T06:00:00Z,-1.5"
+echo "$STATION,2024-01-01T12:00:00Z,4.0"
+echo "$STATION,2024-01-01T18:00:00Z,2.25"
+echo "readings-2024-01-01" >"$ODF_NEW_ETAG_PATH"
+SH
+    chmod +x "$img_root/bin/fetch"
+    tar -C "$img_root" -cf "$work/image.tar" .
+    podman import --quiet --change 'ENV=PATH=/bin' "$work/image.tar" localhost/silt-demo-fetch:1 >/dev/null
+    DEMO_IMAGE=localhost/silt-demo-fetch:1
+    step add "$root/examples/station-readings.yaml"
+    DEMO_STATION=harbour step pull station-readings
+    DEMO_STATION=harbour step pull station-readings
+    step sql 'SELECT "offset", op, station, reading_time, temp_c FROM "station-readings" ORDER BY "offset"'
+else
+    echo "(skipped: podman or busybox is not installed — scripts/bootstrap.sh installs them)"
+fi
 step verify --all
 echo
 echo "# the binary block at the head, decoded and hashed again:"
-id=$("$SILT" info city-populations --json | sed -n 's/.*"id": "did:odf:\(f[0-9a-f]*\)".*/\1/p')
+id=$("$SILT" info city-populations --json | sed -n 's/.*"id": *"did:odf:\(f[0-9a-f]*\)".*/\1/p')
 headfile=".silt/datasets/$id/blocks/$(cat ".silt/datasets/$id/refs/head")"
 printf '\n$ silt block decode %s > head.yaml\n' "$headfile"
 "$SILT" block decode "$headfile" >"$work/head.yaml"
@@ -73,7 +103,7 @@ SERVE_PID=$!
 for _ in $(seq 100); do grep -q '^listening on ' "$work/serve.out" && break; sleep 0.05; done
 cat "$work/serve.out"
 BASE=$(sed -n 's/^listening on //p' "$work/serve.out")
-RID=$("$SILT" --json info raw | sed -n 's/.*"rid": "\([^"]*\)".*/\1/p')
+RID=$("$SILT" --json info raw | sed -n 's/.*"rid": *"\([^"]*\)".*/\1/p')
 printf 'city,population\nA,100\nB,200\n' >"$work/cities.csv"
 printf '\n$ curl -X POST --data-binary @cities.csv "$BASE/api/v2/datasets/%s/files/dir%%2Fcities.csv/upload"\n' "$RID"
 curl -sS -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/octet-stream' \

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make demo` (examples/demo.sh) runs from start to end against this build:
+# every step it shows succeeds, and the figures it prints are the real ones
+# (it had silently broken once when --json output became compact).
+source "$(dirname "$0")/lib.sh"
+
+SILT="$SILT" TMPDIR="$T_DIR" bash "$SILT_SOURCE_DIR/examples/demo.sh" >demo.out 2>&1 ||
+    fail "examples/demo.sh failed: $(tail -5 demo.out)"
+pass
+D=$(cat demo.out)
+assert_contains "$D" "city-populations: 6 new records (offsets 0..5), watermark 2021-01-01T00:00:00.000Z"
+assert_contains "$D" "city-populations: 5 new records (offsets 6..10), watermark 2022-01-01T00:00:00.000Z"
+assert_contains "$D" "station-readings: 3 new records (offsets 0..2), watermark 2024-01-01T18:00:00.000Z"
+assert_contains "$D" "station-readings: up to date"
+assert_contains "$D" "     2 |  0 | harbour | 2024-01-01T18:00:00Z |   2.25"
+assert_contains "$D" "station-readings: ok (6 blocks)"
+assert_contains "$D" "(file name: "
+# the block decoded from the head file hashes back to its file name
+HASHED=$(sed -n '/^\$ silt block hash /{n;p}' demo.out)
+NAMED=$(sed -n 's/^(file name: \(.*\))$/\1/p' demo.out)
+assert_eq "$HASHED" "$NAMED" "head block hash = its file name"
+assert_contains "$D" "GET /odf/city-populations/refs/head 200 69"
+assert_contains "$D" "silt serve: stopped"
+# nothing left behind: the demo image is removed
+podman image exists localhost/silt-demo-fetch:1 && fail "the demo image was left behind"
+pass
+done_tests
