@@ -1,0 +1,215 @@
+// ui.mjs — the web UI in headless Chromium (playwright-core), driven by
+// test_ui.sh, which starts `silt serve` and writes what the CLI says into
+// $UI_EXPECT (a JSON file): every check compares the page with the CLI.
+// Prints one "ok …" line per passed check; exits 1 on the first failure.
+import { chromium } from 'playwright-core';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const E = JSON.parse(readFileSync(process.env.UI_EXPECT, 'utf8'));
+const BASE = process.env.UI_BASE;
+const SHOTS = process.env.UI_SHOTS;
+const AXE = process.env.UI_AXE;
+mkdirSync(SHOTS, { recursive: true });
+
+let failed = false;
+function check(cond, what, detail = '') {
+  if (cond) console.log(`ok ${what}`);
+  else { console.log(`FAIL ${what}${detail ? ': ' + detail : ''}`); failed = true; }
+}
+const eq = (got, want, what) => check(JSON.stringify(got) === JSON.stringify(want), what,
+  `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  // the --user-data-dir of COMPONENTS.md: playwright refuses the flag and
+  // gives every launch a fresh temporary profile itself
+});
+
+// bypassCSP: axe-core is injected as an inline script, which the UI's CSP
+// forbids; the read-token session below keeps the CSP and checks that the
+// UI itself never violates it.
+async function newPage(width, height, bypassCSP = true) {
+  const ctx = await browser.newContext({ viewport: { width, height }, bypassCSP });
+  const page = await ctx.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) page.problems.push(`console: ${m.text()}`); });
+  page.on('request', (r) => { if (!/^(blob:|data:)/.test(r.url()) && !r.url().startsWith(BASE)) page.problems.push(`external request ${r.url()}`); });
+  return page;
+}
+
+async function axe(page, what) {
+  await page.addScriptTag({ path: AXE });
+  const r = await page.evaluate(async () => (await window.axe.run(document)).violations
+    .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })));
+  const critical = r.filter((v) => v.impact === 'critical');
+  check(critical.length === 0, `axe: no critical violations on ${what}`, JSON.stringify(critical));
+}
+
+async function signIn(page, secret) {
+  await page.goto(`${BASE}/ui/`);
+  await page.waitForURL(/\/ui\/signin/);
+  await page.getByLabel('Token').fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('signed-in').waitFor();
+}
+
+const texts = (loc) => loc.evaluateAll((els) => els.map((e) => e.textContent));
+const rowsOf = (page, id) => page.getByTestId(id).locator('tbody tr').evaluateAll((trs) =>
+  trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+
+for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
+  const page = await newPage(w, hgt);
+  const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}-${w}x${hgt}.png`), fullPage: true });
+  const L = (s) => `${s} (${tag})`;
+
+  // ---- sign-in ----
+  await page.goto(`${BASE}/ui/signin`);
+  await page.getByLabel('Token').waitFor();
+  await axe(page, L('sign-in'));
+  await shot('signin');
+  await signIn(page, E.admin);
+  const signed = await page.getByTestId('signed-in').textContent();
+  eq(signed, 'Signed in as admin, scope admin, all datasets.', L('sign-in shows name and scope'));
+  const seen = await texts(page.locator('#main .signin a[href^="/ui/datasets/"]'));
+  eq(seen, E.names, L('sign-in lists the visible datasets'));
+
+  // ---- datasets ----
+  await page.goto(`${BASE}/ui/datasets`);
+  await page.getByTestId('datasets').waitFor();
+  const list = await rowsOf(page, 'datasets');
+  eq(list.map((r) => r[0]), E.names, L('datasets: the names of silt list, sorted'));
+  for (const d of E.list) {
+    const r = list.find((x) => x[0] === d.name);
+    eq(r && [r[1], r[2], r[4], r[6].replace('…', '')],
+      [d.kind, d.count.toLocaleString('en-US'), d.watermark || '–', d.head.slice(0, 5) + d.head.slice(-8)],
+      L(`datasets: kind, count, watermark, head of ${d.name}`));
+  }
+  await page.getByRole('button', { name: 'Name' }).click();
+  eq((await rowsOf(page, 'datasets')).map((r) => r[0]), [...E.names].reverse(), L('datasets: sort by name descending'));
+  await page.getByLabel('Filter by name').fill('city');
+  eq((await rowsOf(page, 'datasets')).map((r) => r[0]), E.names.filter((n) => n.includes('city')).reverse(),
+    L('datasets: filter by name'));
+  await page.getByLabel('Filter by name').fill('');
+  await axe(page, L('datasets'));
+  await shot('datasets');
+
+  // ---- dataset: overview ----
+  const ds = E.ledger;
+  await page.goto(`${BASE}/ui/datasets/${ds}/overview`);
+  await page.getByTestId('plot').waitFor();
+  const facts = await page.locator('dl.facts').evaluate((dl) => Object.fromEntries(
+    [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+  eq([facts.ID, facts.RID, facts.Head, facts.Watermark, facts.Description, facts.Source],
+    [E.info.id, E.info.rid, E.info.head, E.info.watermark, E.description, E.source], L('overview facts'));
+  check(await page.locator('[data-testid=plot] canvas').count() === 1, L('overview: uPlot drew the plot'));
+  eq(await page.locator('[data-testid=plot] figcaption').textContent(), E.plotCaption, L('overview: plot caption'));
+  await axe(page, L('overview'));
+  await shot('overview');
+
+  // ---- data ----
+  await page.getByRole('link', { name: 'Data', exact: true }).click();
+  await page.getByTestId('data').waitFor();
+  eq(await rowsOf(page, 'data'), E.rows, L('data: rows and ops, newest first, as silt tail'));
+  eq(await texts(page.locator('[data-testid=data] td .op')), E.ops, L('data: op labels'));
+  const cls = await page.locator('[data-testid=data] td .op').evaluateAll((els) => els.map((e) => getComputedStyle(e).color));
+  check(new Set(cls).size >= 2, L('data: ops are colour-coded'), JSON.stringify(cls));
+  await page.getByLabel('As of block').selectOption(E.asOf.block);
+  await page.waitForURL(/at=/);
+  await page.getByTestId('data').waitFor();
+  eq(await rowsOf(page, 'data'), E.asOf.rows, L('data: as of an older block, as silt tail --as-of'));
+  await axe(page, L('data'));
+  await shot('data');
+
+  // ---- schema ----
+  await page.goto(`${BASE}/ui/datasets/${ds}/schema`);
+  await page.getByTestId('schema').waitFor();
+  const fields = await page.locator('[data-testid=schema] > li').evaluateAll((lis) =>
+    lis.map((li) => `${li.querySelector('.fname').textContent}: ${li.querySelector('.ftype').textContent}`));
+  eq(fields, E.schema, L('schema: fields and types as silt schema'));
+  eq(await texts(page.locator('[data-testid=schema] > li > .foundry')), E.foundryTypes, L('schema: Foundry type names'));
+  await axe(page, L('schema'));
+  await shot('schema');
+
+  // ---- history ----
+  await page.getByRole('link', { name: 'History', exact: true }).click();
+  await page.getByTestId('history').waitFor();
+  const hist = await rowsOf(page, 'history');
+  eq(hist.map((r) => [Number(r[0]), r[1], r[2]]), E.log.map((b) => [b.sequenceNumber, b.event.kind, b.systemTime]),
+    L('history: one row per block, newest first, as silt log'));
+  eq(hist[0][3], E.headSummary, L('history: summary of the head block'));
+  await page.locator('[data-testid=history] tbody tr').first().getByRole('button').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=block-yaml]').textContent.startsWith('kind:'));
+  eq(await page.getByTestId('block-yaml').textContent(), E.headYaml, L('history: the head block as YAML, as silt log --yaml'));
+  await axe(page, L('history'));
+  await shot('history');
+
+  // ---- SQL ----
+  await page.goto(`${BASE}/ui/datasets/${ds}/sql`);
+  await page.getByLabel('SQL (DuckDB dialect)').fill(E.query.sql);
+  await page.getByLabel('SQL (DuckDB dialect)').press('Control+Enter');
+  await page.getByTestId('result').waitFor();
+  eq(await rowsOf(page, 'result'), E.query.rows, L('sql: result rows as silt sql'));
+  eq(await texts(page.locator('[data-testid=result] th .ctype')), E.query.types, L('sql: column types'));
+  const csvHref = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+  const csv = await page.evaluate(async (u) => (await fetch(u)).text(), csvHref);
+  eq(csv.replaceAll('\r\n', '\n'), E.query.csv, L('sql: CSV download as silt sql --format csv'));
+  await axe(page, L('sql'));
+  await shot('sql');
+  await page.getByLabel('SQL (DuckDB dialect)').fill('SELECT nope FROM "' + ds + '"');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByTestId('sql-out').locator('.error').waitFor();
+  eq(await page.getByTestId('sql-out').locator('.error').textContent(), E.query.error, L('sql: the engine error message'));
+
+  // ---- files ----
+  await page.goto(`${BASE}/ui/datasets/${E.files.name}/files`);
+  await page.getByTestId('files').waitFor();
+  eq((await rowsOf(page, 'files')).map((r) => r[0]), E.files.paths, L('files: the paths of silt files'));
+  await axe(page, L('files'));
+  await shot('files');
+
+  check(page.problems.length === 0, L('no page errors, CSP violations or external requests'), page.problems.join('; '));
+  await page.context().close();
+}
+
+// ---- a read-only token: no write controls; the API refuses writes ----
+{
+  const page = await newPage(1280, 800, false);
+  page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) page.problems.push(`CSP: ${m.text()}`); });
+  await signIn(page, E.reader);
+  eq(await page.getByTestId('signed-in').textContent(), 'Signed in as viewer, scope read, all datasets.',
+    'read token: scope shown');
+  for (const tab of ['overview', 'data', 'schema', 'history', 'sql']) {
+    await page.goto(`${BASE}/ui/datasets/${E.ledger}/${tab}`);
+    await page.locator('section.tab > *').first().waitFor();
+    eq(await page.locator('[data-write]').count(), 0, `read token: no write controls on ${tab}`);
+    if (tab === 'overview') {
+      await page.getByTestId('plot').waitFor();
+      check(await page.locator('[data-testid=plot] canvas').count() === 1, 'CSP kept: uPlot drew the plot');
+    }
+  }
+  check(page.problems.length === 0, 'CSP kept: no violations, page errors or external requests on any tab',
+    page.problems.join('; '));
+  await page.goto(`${BASE}/ui/datasets/${E.files.name}/files`);
+  await page.getByTestId('files').waitFor();
+  eq(await page.locator('[data-write]').count(), 0, 'read token: no write controls on files');
+  const status = await page.evaluate(async ([rid]) => (await fetch(`/api/v2/datasets/${rid}/files/x.csv/upload`, {
+    method: 'POST', headers: { Authorization: `Bearer ${sessionStorage.getItem('silt.token')}`,
+      'Content-Type': 'application/octet-stream' }, body: 'a' })).status, [E.files.rid]);
+  eq(status, 403, 'read token: the API refuses an upload anyway');
+
+  // ---- 401 returns to sign-in ----
+  await page.evaluate(() => sessionStorage.setItem('silt.token', 'silt_revoked-or-wrong'));
+  await page.goto(`${BASE}/ui/datasets/${E.ledger}/data`);
+  await page.waitForURL(/\/ui\/signin\?expired=1/);
+  eq(await page.locator('.signin .error').textContent(), 'The token was refused: sign in again.', '401 returns to sign-in');
+  eq(await page.evaluate(() => sessionStorage.getItem('silt.token')), null, '401 forgets the token');
+  check(page.problems.filter((p) => !p.includes('401')).length === 0, 'read token: no page errors', page.problems.join('; '));
+  await page.context().close();
+}
+
+await browser.close();
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,57 @@
+// sql.js — the SQL tab (POST /odf/query; Ctrl+Enter runs), and the result
+// table the Data tab shares. Column types come from DESCRIBE of the same
+// query (a second, equally confined query).
+import { api } from './api.js';
+import { h, opCell, cellText, errorBox } from './dom.js';
+
+// Runs a query (JsonAoA) and DESCRIBE of it: {names, types, rows}.
+export async function queryTable(req) {
+  const [res, desc] = await Promise.all([
+    api.query(req),
+    api.query({ ...req, query: `DESCRIBE ${req.query}`, skip: 0, limit: 10000 })]);
+  return { names: desc.output.data.map((r) => r[0]), types: desc.output.data.map((r) => r[1]), rows: res.output.data };
+}
+
+export function resultTable({ names, types, rows }, { ops = false, testid = 'result' } = {}) {
+  return h('div', { class: 'scroll' }, h('table', { class: 'grid', 'data-testid': testid },
+    h('caption', { class: 'sr-only' }, `${rows.length} rows`),
+    h('thead', {}, h('tr', {}, names.map((n, i) => h('th', { scope: 'col' }, n,
+      types ? h('span', { class: 'ctype' }, types[i]) : null)))),
+    h('tbody', {}, rows.map((r) => h('tr', {}, r.map((v, i) =>
+      h('td', { class: typeof v === 'number' ? 'num' : null }, ops && names[i] === 'op' ? opCell(v) : cellText(v))))))));
+}
+
+function csv(names, rows) {
+  const q = (v) => {
+    const s = cellText(v);
+    return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  return [names, ...rows].map((r) => r.map(q).join(',')).join('\r\n') + '\r\n';
+}
+
+export async function sqlTab(el, name) {
+  const ed = h('textarea', { id: 'sql', rows: 6, spellcheck: 'false', 'aria-describedby': 'sql-help' },
+    `SELECT * FROM "${name}" ORDER BY "offset" DESC LIMIT 10`);
+  const out = h('div', { 'aria-live': 'polite', 'data-testid': 'sql-out' });
+  async function run() {
+    out.replaceChildren(h('p', {}, 'Running…'));
+    const q = ed.value;
+    try {
+      const t = await queryTable({ query: q, limit: 1000 });
+      const blob = new Blob([csv(t.names, t.rows)], { type: 'text/csv' });
+      out.replaceChildren(
+        h('p', { class: 'help' }, `${t.rows.length} rows`, ' · ',
+          h('a', { href: URL.createObjectURL(blob), download: 'result.csv' }, 'Download CSV')),
+        resultTable(t, { testid: 'result' }));
+    } catch (e) {
+      if (e.status !== 401) out.replaceChildren(errorBox(e));
+    }
+  }
+  ed.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); run(); }
+  });
+  el.append(h('label', { for: 'sql' }, 'SQL (DuckDB dialect)'), ed,
+    h('p', { id: 'sql-help', class: 'help' }, 'Ctrl+Enter runs the query; at most 1000 rows are shown.'),
+    h('button', { type: 'button', onclick: run }, 'Run'), out);
+  ed.focus();
+}
