@@ -172,8 +172,8 @@ async function historyTab(el, name, sum, params) {
       h('thead', {}, h('tr', {}, ['Seq', 'Kind', 'System time', 'Summary', 'Hash'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, rows))),
     yaml),
-  page.nextPageToken ? h('nav', { class: 'pager', 'aria-label': 'Pages' },
-    h('a', { href: `/ui/datasets/${encodeURIComponent(name)}/history?page=${page.nextPageToken}` }, 'Older →')) : null);
+  h('nav', { class: 'pager', 'aria-label': 'Pages' }, page.nextPageToken
+    ? h('a', { href: `/ui/datasets/${encodeURIComponent(name)}/history?page=${page.nextPageToken}` }, 'Older →') : null));
 }
 
 async function filesTab(el, name, sum, params) {

@@ -63,7 +63,13 @@ const rowsOf = (page, id) => page.getByTestId(id).locator('tbody tr').evaluateAl
 
 for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   const page = await newPage(w, hgt);
-  const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}-${w}x${hgt}.png`), fullPage: true });
+  const shot = async (name) => {
+    const junk = (await page.locator('#main').textContent()).match(/\b(null|undefined|NaN)\b|\[object /);
+    check(!junk, L(`${name}: no null/undefined/NaN/[object] shown`), junk && junk[0]);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(wide <= w, L(`${name}: the page fits the viewport width`), `${wide} px`);
+    await page.screenshot({ path: join(SHOTS, `${name}-${w}x${hgt}.png`), fullPage: true });
+  };
   const L = (s) => `${s} (${tag})`;
 
   // ---- sign-in ----
