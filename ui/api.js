@@ -50,9 +50,19 @@ export const api = {
     call(`/odf/${enc(ds)}/history?pageSize=${pageSize}` + (pageToken ? `&pageToken=${enc(pageToken)}` : '')),
   blockYaml: (ds, hash) => call(`/odf/${enc(ds)}/history/${enc(hash)}`),
   query: (req) => call('/odf/query', { method: 'POST', body: { dataFormat: 'JsonAoA', ...req } }),
-  files: (rid, branch, pageToken) => call(`/api/v2/datasets/${enc(rid)}/files?pageSize=1000&branchName=${enc(branch)}`
-    + (pageToken ? `&pageToken=${enc(pageToken)}` : '')),
+  files: (rid, branch, at) => call(`/api/v2/datasets/${enc(rid)}/files?pageSize=1000&branchName=${enc(branch)}`
+    + (at ? `&endTransactionRid=${enc(at)}` : '')),
+  fileContent: (rid, path, branch, at) => call(`/api/v2/datasets/${enc(rid)}/files/${enc(path)}/content?branchName=${enc(branch)}`
+    + (at ? `&endTransactionRid=${enc(at)}` : ''), { raw: true }),
   branches: (rid) => call(`/api/v2/datasets/${enc(rid)}/branches?pageSize=1000`),
-  fileContent: (rid, path, branch) =>
-    call(`/api/v2/datasets/${enc(rid)}/files/${enc(path)}/content?branchName=${enc(branch)}`, { raw: true }),
+  branch: (rid, b) => call(`/api/v2/datasets/${enc(rid)}/branches/${enc(b)}`),
+  branchTxns: (rid, b) => call(`/api/v2/datasets/${enc(rid)}/branches/${enc(b)}/transactions?pageSize=50`),
+  txn: (rid, t) => call(`/api/v2/datasets/${enc(rid)}/transactions/${enc(t)}`),
+  startTxn: (rid, b, type) => call(`/api/v2/datasets/${enc(rid)}/transactions?branchName=${enc(b)}`,
+    { method: 'POST', body: { transactionType: type } }),
+  commitTxn: (rid, t) => call(`/api/v2/datasets/${enc(rid)}/transactions/${enc(t)}/commit`, { method: 'POST' }),
+  abortTxn: (rid, t) => call(`/api/v2/datasets/${enc(rid)}/transactions/${enc(t)}/abort`, { method: 'POST' }),
+  createBranch: (rid, name, txn) => call(`/api/v2/datasets/${enc(rid)}/branches`,
+    { method: 'POST', body: txn ? { name, transactionRid: txn } : { name } }),
+  deleteBranch: (rid, b) => call(`/api/v2/datasets/${enc(rid)}/branches/${enc(b)}`, { method: 'DELETE' }),
 };

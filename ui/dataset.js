@@ -2,10 +2,10 @@
 // URL, /ui/datasets/NAME/TAB), and the Overview, Data, Schema, History and
 // Files tabs. SQL is in sql.js.
 import { api } from './api.js';
-import { session } from './app.js';
-import { h, opCell, fmtBytes, fmtInt, shortHash, cellText, errorBox } from './dom.js';
+import { h, fmtBytes, fmtInt, shortHash, errorBox } from './dom.js';
 import { sqlTab, resultTable, queryTable } from './sql.js';
 import { schemaTree } from './schema.js';
+import { filesTab, transactionsTab, branchesTab } from './files.js';
 
 const TABS = [['overview', 'Overview'], ['data', 'Data'], ['schema', 'Schema'], ['sql', 'SQL'], ['history', 'History']];
 const PAGE = 100;
@@ -19,15 +19,19 @@ export async function datasetPage(main, name, tab, params) {
   } catch (e) {
     return main.append(h('h1', {}, name), errorBox(e));
   }
-  const tabs = sum.kind === 'Files' ? [...TABS, ['files', 'Files']] : TABS;
+  // a files dataset's records are its files (Data pages a ledger by offset)
+  const tabs = sum.kind === 'Files'
+    ? [...TABS.filter(([k]) => k !== 'data'), ['files', 'Files'], ['transactions', 'Transactions'], ['branches', 'Branches']]
+    : TABS;
   main.append(
     h('h1', {}, name, ' ', h('span', { class: `kind kind-${sum.kind}` }, sum.kind)),
     h('nav', { class: 'tabs', 'aria-label': 'Dataset' },
       tabs.map(([k, label]) => h('a', { href: `${base}/${k}`, 'aria-current': k === tab ? 'page' : null }, label))));
   const body = h('section', { class: 'tab', 'aria-label': (tabs.find((t) => t[0] === tab) || [0, tab])[1] });
   main.append(body);
-  const fn = { overview, data, schema, sql: sqlTab, history: historyTab, files: filesTab }[tab];
-  if (!fn) return body.append(h('p', {}, `No tab '${tab}'.`));
+  const fn = tabs.some(([k]) => k === tab) && { overview, data, schema, sql: sqlTab, history: historyTab, files: filesTab,
+    transactions: transactionsTab, branches: branchesTab }[tab];
+  if (!fn) return body.append(h('p', {}, `No tab '${tab}' here.`));
   try {
     await fn(body, name, sum, params);
   } catch (e) {
@@ -174,30 +178,4 @@ async function historyTab(el, name, sum, params) {
     yaml),
   h('nav', { class: 'pager', 'aria-label': 'Pages' }, page.nextPageToken
     ? h('a', { href: `/ui/datasets/${encodeURIComponent(name)}/history?page=${page.nextPageToken}` }, 'Older →') : null));
-}
-
-async function filesTab(el, name, sum, params) {
-  const branch = params.get('branch') || 'master';
-  const [branches, files] = await Promise.all([api.branches(sum.rid), api.files(sum.rid, branch)]);
-  const pick = h('select', { id: 'branch' }, branches.data.map((b) =>
-    h('option', { value: b.name, selected: b.name === branch }, b.name)));
-  pick.addEventListener('change', () => import('./app.js').then((m) =>
-    m.go(`/ui/datasets/${encodeURIComponent(name)}/files?branch=${encodeURIComponent(pick.value)}`)));
-  const download = async (f) => {
-    const resp = await api.fileContent(sum.rid, f.path, branch);
-    const a = h('a', { href: URL.createObjectURL(await resp.blob()), download: f.path.split('/').pop() });
-    document.body.append(a); a.click(); a.remove();
-  };
-  el.append(h('div', { class: 'toolbar' }, h('label', { for: 'branch' }, 'Branch'), pick),
-    h('div', { class: 'scroll' }, h('table', { class: 'grid', 'data-testid': 'files' },
-      h('caption', { class: 'sr-only' }, `Files on branch ${branch}`),
-      h('thead', {}, h('tr', {}, ['Path', 'Size', 'Updated', 'Transaction', ''].map((c, i) =>
-        h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Download'))))),
-      h('tbody', {}, files.data.map((f) => h('tr', {},
-        h('td', {}, f.path), h('td', { class: 'num' }, fmtBytes(Number(f.sizeBytes))), h('td', {}, f.updatedTime || ''),
-        h('td', {}, h('code', {}, shortHash(f.transactionRid))),
-        h('td', {}, h('button', { type: 'button', class: 'link', 'aria-label': `Download ${f.path}`,
-          onclick: () => download(f) }, 'Download'))))))));
-  if (session.who && session.who.scope !== 'read') el.append(h('p', { class: 'help' }, 'Uploads: not in the UI yet (use the API or `silt put`).'));
-  void cellText;
 }

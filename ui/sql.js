@@ -29,9 +29,10 @@ function csv(names, rows) {
   return [names, ...rows].map((r) => r.map(q).join(',')).join('\r\n') + '\r\n';
 }
 
-export async function sqlTab(el, name) {
+export async function sqlTab(el, name, sum) {
+  const table = `"${name.replaceAll('"', '""')}"`;
   const ed = h('textarea', { id: 'sql', rows: 6, spellcheck: 'false', 'aria-describedby': 'sql-help' },
-    `SELECT * FROM "${name}" ORDER BY "offset" DESC LIMIT 10`);
+    sum.kind === 'Files' ? `SELECT * FROM ${table} LIMIT 10` : `SELECT * FROM ${table} ORDER BY "offset" DESC LIMIT 10`);
   const out = h('div', { 'aria-live': 'polite', 'data-testid': 'sql-out' });
   async function run() {
     out.replaceChildren(h('p', {}, 'Running…'));

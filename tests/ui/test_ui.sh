@@ -53,13 +53,6 @@ def tail(name, *extra):
 ds = "city-populations"
 listing = js("list")
 names = sorted(d["name"] for d in listing)
-entries = []
-for d in listing:
-    o, e, rc = run("--json", "files", d["name"])
-    files = json.loads(o) if rc == 0 else None
-    entries.append({"name": d["name"], "kind": "Files" if files is not None else d["kind"],
-                    "count": len(files) if files is not None else d["records"],
-                    "watermark": d["watermark"], "head": d["head"]})
 info = js("info", ds)
 log = js("log", ds)
 adds = [b for b in log if b["event"].get("newData")]
@@ -86,7 +79,7 @@ setinfo = next(b["event"] for b in log if b["event"]["kind"] == "SetInfo")
 poll = next(b["event"] for b in log if b["event"]["kind"] == "SetPollingSource")
 raw = js("info", "raw")
 json.dump({
-    "reader": reader, "names": names, "list": entries, "ledger": ds,
+    "reader": reader, "names": names, "ledger": ds,
     "info": {"id": info["id"], "rid": info["rid"], "head": info["head"], "watermark": info["watermark"]},
     "description": setinfo["description"], "source": f"{poll['fetch']['kind']} (polling)",
     "plotCaption": f"{len(adds)} data blocks, {sum(b['event']['newData']['offsetInterval']['end'] - b['event']['newData']['offsetInterval']['start'] + 1 for b in adds):,} records, by system time",
@@ -94,7 +87,7 @@ json.dump({
     "schema": schema, "foundryTypes": foundry, "log": log, "headSummary": summary, "headYaml": yaml,
     "query": {"sql": q, "rows": list(csv.reader(io.StringIO(qcsv)))[1:], "types": qtypes, "csv": qcsv,
               "error": err.removeprefix("silt: ")},
-    "files": {"name": "raw", "rid": raw["rid"], "paths": [f["path"] for f in js("files", "raw")]},
+    "files": {"name": "raw", "rid": raw["rid"]},
 }, open(out, "w"))
 PY
 
@@ -104,7 +97,7 @@ python3 - "$T_DIR/expect.json" "$ADMIN" <<'PY'
 import json, sys
 p = sys.argv[1]; e = json.load(open(p)); e["admin"] = sys.argv[2]; json.dump(e, open(p, "w"))
 PY
-export UI_EXPECT="$T_DIR/expect.json" UI_BASE="$BASE" UI_AXE="$CACHE/node_modules/axe-core/axe.min.js"
+export UI_WS="$T_DIR" UI_EXPECT="$T_DIR/expect.json" UI_BASE="$BASE" UI_AXE="$CACHE/node_modules/axe-core/axe.min.js"
 export UI_SHOTS="${SILT_BUILD_DIR:-$SILT_SOURCE_DIR/build}/ui-shots"
 if node_run "$(dirname "$0")/ui.mjs"; then pass; else fail "browser checks failed (see the FAIL lines above)"; fi
 serve_stop

@@ -5,11 +5,24 @@
 import { chromium } from 'playwright-core';
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 
 const E = JSON.parse(readFileSync(process.env.UI_EXPECT, 'utf8'));
 const BASE = process.env.UI_BASE;
 const SHOTS = process.env.UI_SHOTS;
 const AXE = process.env.UI_AXE;
+// the CLI on the served workspace, now (the UI's changes must show there)
+const cli = (...a) => JSON.parse(execFileSync(process.env.SILT, ['--json', ...a],
+  { cwd: process.env.UI_WS, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+// silt list, with files datasets told apart by `silt files` succeeding
+function listNow() {
+  return cli('list').map((d) => {
+    let files = null;
+    try { files = cli('files', d.name); } catch { /* a ledger: silt files refuses it */ }
+    return { name: d.name, kind: files ? 'Files' : d.kind, count: files ? files.length : d.records,
+      watermark: d.watermark, head: d.head };
+  });
+}
 mkdirSync(SHOTS, { recursive: true });
 
 let failed = false;
@@ -88,7 +101,7 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   await page.getByTestId('datasets').waitFor();
   const list = await rowsOf(page, 'datasets');
   eq(list.map((r) => r[0]), E.names, L('datasets: the names of silt list, sorted'));
-  for (const d of E.list) {
+  for (const d of listNow()) {
     const r = list.find((x) => x[0] === d.name);
     eq(r && [r[1], r[2], r[4], r[6].replace('…', '')],
       [d.kind, d.count.toLocaleString('en-US'), d.watermark || '–', d.head.slice(0, 5) + d.head.slice(-8)],
@@ -170,12 +183,79 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   await page.getByTestId('sql-out').locator('.error').waitFor();
   eq(await page.getByTestId('sql-out').locator('.error').textContent(), E.query.error, L('sql: the engine error message'));
 
-  // ---- files ----
-  await page.goto(`${BASE}/ui/datasets/${E.files.name}/files`);
-  await page.getByTestId('files').waitFor();
-  eq((await rowsOf(page, 'files')).map((r) => r[0]), E.files.paths, L('files: the paths of silt files'));
+  // ---- files, transactions, branches ----
+  const F = E.files.name;
+  const filesNow = async () => (await rowsOf(page, 'files')).map((r) => r[0]);
+  const gotoFiles = async (q = '') => { await page.goto(`${BASE}/ui/datasets/${F}/files${q}`); await page.getByTestId('files').waitFor(); };
+  await gotoFiles();
+  eq(await filesNow(), cli('files', F).map((f) => f.path), L('files: the paths of silt files'));
   await axe(page, L('files'));
   await shot('files');
+  if (tag === 'desktop') {
+    // upload into a new UPDATE transaction, committed
+    await page.getByLabel('Files to upload').setInputFiles({ name: 'new.csv', mimeType: 'text/csv', buffer: Buffer.from('n\n1\n') });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByTestId('files').getByText('new.csv', { exact: true }).waitFor();
+    const after = cli('files', F);
+    eq(await filesNow(), after.map((f) => f.path), 'upload: the view as silt files after it');
+    eq(after.filter((f) => f.path === 'new.csv').map((f) => [f.size, f.transactionType]), [[4, 'UPDATE']],
+      'upload: silt files has new.csv, 4 bytes, UPDATE');
+    // start and abort
+    await page.getByRole('button', { name: 'Start transaction' }).click();
+    await page.getByTestId('open-txn').waitFor();
+    const rid1 = await page.getByTestId('open-txn').locator('code').textContent();
+    eq(cli('txn', 'list', F).filter((t) => t.rid === rid1).map((t) => t.status), ['OPEN'], 'start: silt txn list shows it OPEN');
+    await page.getByRole('button', { name: 'Abort' }).click();
+    await page.getByRole('button', { name: 'Start transaction' }).waitFor();
+    eq(cli('txn', 'list', F).filter((t) => t.rid === rid1).map((t) => t.status), ['ABORTED'], 'abort: silt txn list shows it ABORTED');
+    // start, upload into it (stays open), commit
+    await page.getByRole('button', { name: 'Start transaction' }).click();
+    await page.getByTestId('open-txn').waitFor();
+    const rid2 = await page.getByTestId('open-txn').locator('code').textContent();
+    await page.getByLabel('Files to upload').setInputFiles({ name: 'later.txt', mimeType: 'text/plain', buffer: Buffer.from('later\n') });
+    await page.getByRole('button', { name: 'Upload into the open transaction' }).click();
+    await page.getByTestId('write-status').getByText(/still open/).waitFor();
+    check(!cli('files', F).some((f) => f.path === 'later.txt'), 'open transaction: silt files does not show its file yet');
+    await page.getByRole('button', { name: 'Commit' }).click();
+    await page.getByTestId('files').getByText('later.txt', { exact: true }).waitFor();
+    eq(cli('txn', 'list', F).filter((t) => t.rid === rid2).map((t) => t.status), ['COMMITTED'], 'commit: silt txn list shows it COMMITTED');
+    eq(await filesNow(), cli('files', F).map((f) => f.path), 'commit: the view as silt files');
+    const first = cli('txn', 'list', F).find((t) => t.status === 'COMMITTED').rid;
+    await page.getByLabel('As of transaction').selectOption(first);
+    await page.waitForURL(/at=/);
+    await page.getByTestId('files').waitFor();
+    eq(await filesNow(), cli('files', F, '--at', first).map((f) => f.path), 'files as of a transaction, as silt files --at');
+    eq(await page.locator('[data-write]').count(), 0, 'files as of a transaction: no write controls');
+    // a branch from the first transaction, its view, then delete it
+    await page.goto(`${BASE}/ui/datasets/${F}/transactions`);
+    await page.getByTestId('transactions').waitFor();
+    eq((await rowsOf(page, 'transactions')).map((r) => [r[0], r[2]]),
+      cli('txn', 'list', F).filter((t) => t.branch === 'master').reverse().map((t) => [t.rid, t.status]),
+      'transactions: as silt txn list, newest first');
+    await axe(page, 'transactions (desktop, write token)');
+    await page.locator('[data-testid=transactions] tbody tr').last().getByRole('button', { name: 'Branch from here' }).click();
+    await page.getByLabel('New branch name').fill('dev');
+    await page.getByRole('button', { name: 'Create branch' }).click();
+    await page.getByTestId('branches').waitFor();
+    eq((await rowsOf(page, 'branches')).map((r) => r[0]), cli('branch', 'list', F).map((b) => b.name), 'branches: as silt branch list');
+    check(cli('branch', 'list', F).some((b) => b.name === 'dev'), 'branch from a transaction: silt branch list has dev');
+    await page.getByRole('link', { name: 'dev', exact: true }).click();
+    await page.getByTestId('files').waitFor();
+    eq(await filesNow(), cli('files', `${F}@dev`).map((f) => f.path), 'switch branch: the view of dev, as silt files raw@dev');
+    check((await filesNow()).length < cli('files', F).length, 'switch branch: dev differs from master');
+    await page.goto(`${BASE}/ui/datasets/${F}/branches`);
+    await page.getByRole('button', { name: 'Delete branch dev' }).click();
+    await page.locator('[data-testid=branches] tr[data-branch=master]').waitFor();
+    await page.waitForFunction(() => !document.querySelector('[data-testid=branches] tr[data-branch=dev]'));
+    check(!cli('branch', 'list', F).some((b) => b.name === 'dev'), 'delete branch: silt branch list has no dev');
+  }
+  await page.goto(`${BASE}/ui/datasets/${F}/transactions`);
+  await page.getByTestId('transactions').waitFor();
+  await shot('transactions');
+  await page.goto(`${BASE}/ui/datasets/${F}/branches`);
+  await page.getByTestId('branches').waitFor();
+  await axe(page, L('branches'));
+  await shot('branches');
 
   check(page.problems.length === 0, L('no page errors, CSP violations or external requests'), page.problems.join('; '));
   await page.context().close();
@@ -199,9 +279,11 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   }
   check(page.problems.length === 0, 'CSP kept: no violations, page errors or external requests on any tab',
     page.problems.join('; '));
-  await page.goto(`${BASE}/ui/datasets/${E.files.name}/files`);
-  await page.getByTestId('files').waitFor();
-  eq(await page.locator('[data-write]').count(), 0, 'read token: no write controls on files');
+  for (const tab of ['files', 'transactions', 'branches']) {
+    await page.goto(`${BASE}/ui/datasets/${E.files.name}/${tab}`);
+    await page.getByTestId(tab).waitFor();
+    eq(await page.locator('[data-write]').count(), 0, `read token: no write controls on ${tab}`);
+  }
   const status = await page.evaluate(async ([rid]) => (await fetch(`/api/v2/datasets/${rid}/files/x.csv/upload`, {
     method: 'POST', headers: { Authorization: `Bearer ${sessionStorage.getItem('silt.token')}`,
       'Content-Type': 'application/octet-stream' }, body: 'a' })).status, [E.files.rid]);
