@@ -99,26 +99,33 @@ async function overview(el, name, sum) {
 async function data(el, name, sum, params) {
   const page = Math.max(0, Number(params.get('page') || 0));
   const at = params.get('at') || '';
+  const current = params.get('current') === '1';
   const history = await api.history(name, 100);
   const pick = h('select', { id: 'asof' },
     h('option', { value: '' }, `head (${shortHash(sum.head)})`),
     history.data.filter((b) => b.event.newData).map((b) => h('option', { value: b.hash, selected: b.hash === at },
       `#${b.sequenceNumber} ${b.systemTime} (${shortHash(b.hash)})`)));
-  const url = (p, a) => `/ui/datasets/${encodeURIComponent(name)}/data?page=${p}` + (a ? `&at=${a}` : '');
+  const url = (p, a, c = current) => `/ui/datasets/${encodeURIComponent(name)}/data?page=${p}` + (a ? `&at=${a}` : '')
+    + (c ? '&current=1' : '');
   pick.addEventListener('change', () => import('./app.js').then((m) => m.go(url(0, pick.value))));
+  const cur = h('input', { id: 'current', type: 'checkbox', checked: current });
+  cur.addEventListener('change', () => import('./app.js').then((m) => m.go(url(0, at, cur.checked))));
+  // :current is the ledger's current state (the records not retracted or corrected); it follows the pin too
+  const view = name.replaceAll('"', '""') + (current ? ':current' : '');
   const res = await queryTable({
-    query: `SELECT * FROM "${name.replaceAll('"', '""')}" ORDER BY "offset" DESC`,
+    query: `SELECT * FROM "${view}" ORDER BY "offset" DESC`,
     skip: page * PAGE, limit: PAGE,
     datasets: [{ alias: name, ...(at ? { blockHash: at } : {}) }],
   });
   const total = sum.records ?? 0;
   el.append(
     h('div', { class: 'toolbar' }, h('label', { for: 'asof' }, 'As of block'), pick,
+      h('span', {}, cur, ' ', h('label', { for: 'current' }, 'Current state (:current)')),
       h('span', { class: 'help' }, `newest first, ${PAGE} per page; page ${page + 1}`)),
     resultTable(res, { ops: true, testid: 'data' }),
     h('nav', { class: 'pager', 'aria-label': 'Pages' },
       page > 0 ? h('a', { href: url(page - 1, at) }, '← Newer') : null,
-      (page + 1) * PAGE < total ? h('a', { href: url(page + 1, at) }, 'Older →') : null));
+      (current ? res.rows.length === PAGE : (page + 1) * PAGE < total) ? h('a', { href: url(page + 1, at) }, 'Older →') : null));
 }
 
 async function schema(el, name) {

@@ -47,8 +47,10 @@ def tail(name, *extra):
     ops = [l.split("|")[1].strip() for l in o.splitlines()[2:]]
     assert len(ops) == len(rows)
     for r, op in zip(rows, ops):
+        OPMAP[r[1]] = op
         r[1] = op
     return rows[::-1], ops[::-1]
+OPMAP = {}  # op number -> its label, as silt tail prints them
 
 ds = "city-populations"
 listing = js("list")
@@ -59,6 +61,9 @@ adds = [b for b in log if b["event"].get("newData")]
 rows, ops = tail(ds)
 as_of_block = adds[1]["hash"]
 as_rows, _ = tail(ds, "--as-of", as_of_block)
+cur = list(csv.reader(io.StringIO(run("sql", f'SELECT * FROM "{ds}:current" ORDER BY "offset" DESC', "--format", "csv")[0])))[1:]
+for r in cur:
+    r[1] = OPMAP[r[1]]
 schema = run("schema", ds)[0].splitlines()
 # Foundry type names of ODF types: docs/server.md, "readTable: Arrow types"
 FOUNDRY = {"Int8": "BYTE", "Int16": "SHORT", "Int32": "INTEGER", "Int64": "LONG", "Float32": "FLOAT",
@@ -83,7 +88,7 @@ json.dump({
     "info": {"id": info["id"], "rid": info["rid"], "head": info["head"], "watermark": info["watermark"]},
     "description": setinfo["description"], "source": f"{poll['fetch']['kind']} (polling)",
     "plotCaption": f"{len(adds)} data blocks, {sum(b['event']['newData']['offsetInterval']['end'] - b['event']['newData']['offsetInterval']['start'] + 1 for b in adds):,} records, by system time",
-    "rows": rows, "ops": ops, "asOf": {"block": as_of_block, "rows": as_rows},
+    "rows": rows, "ops": ops, "asOf": {"block": as_of_block, "rows": as_rows}, "current": cur,
     "schema": schema, "foundryTypes": foundry, "log": log, "headSummary": summary, "headYaml": yaml,
     "query": {"sql": q, "rows": list(csv.reader(io.StringIO(qcsv)))[1:], "types": qtypes, "csv": qcsv,
               "error": err.removeprefix("silt: ")},

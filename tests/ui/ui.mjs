@@ -140,6 +140,12 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   await page.waitForURL(/at=/);
   await page.getByTestId('data').waitFor();
   eq(await rowsOf(page, 'data'), E.asOf.rows, L('data: as of an older block, as silt tail --as-of'));
+  await page.getByLabel('As of block').selectOption('');
+  await page.waitForURL((u) => !u.search.includes('at='));
+  await page.getByLabel('Current state (:current)').check();
+  await page.waitForURL(/current=1/);
+  await page.getByTestId('data').waitFor();
+  eq(await rowsOf(page, 'data'), E.current, L('data: the current state, as silt sql on NAME:current'));
   await axe(page, L('data'));
   await shot('data');
 
