@@ -92,7 +92,7 @@ async function overview(el, name, sum) {
   new window.uPlot({
     width, height: 260,
     series: [{}, { label: 'records', stroke: '#3b82f6', fill: 'rgba(59,130,246,0.15)', points: { size: 7 } }],
-    axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor' }],
+    axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor', size: 80 }],
   }, [xs, ys], box);
 }
 

@@ -29,6 +29,31 @@ function csv(names, rows) {
   return [names, ...rows].map((r) => r.map(q).join(',')).join('\r\n') + '\r\n';
 }
 
+const TIME = /^(TIMESTAMP|DATE)/;
+const NUMBER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL)/;
+
+// For a result with a time column and numeric columns: a button that draws
+// the numeric columns over the first time column (uPlot), rows in time order.
+function lineChart(t) {
+  const x = t.types.findIndex((ty) => TIME.test(ty));
+  const ys = t.types.map((ty, i) => (NUMBER.test(ty) && i !== x ? i : -1)).filter((i) => i >= 0);
+  if (x < 0 || !ys.length || !t.rows.length || !window.uPlot) return null;
+  const box = h('figure', { class: 'plot', 'data-testid': 'sql-chart', hidden: true });
+  const button = h('button', { type: 'button', class: 'link', onclick: () => {
+    box.hidden = false;
+    box.replaceChildren(h('figcaption', {}, `${ys.map((i) => t.names[i]).join(', ')} by ${t.names[x]} (${t.rows.length} points)`));
+    const rows = t.rows.map((r) => [Date.parse(r[x]) / 1000, ...ys.map((i) => (r[i] === null ? null : Number(r[i])))])
+      .sort((a, b) => a[0] - b[0]);
+    const colors = ['#3b82f6', '#e4572e', '#17a34a', '#a855f7', '#f59e0b'];
+    new window.uPlot({
+      width: Math.min(900, box.parentElement.clientWidth || 900), height: 260,
+      series: [{}, ...ys.map((i, k) => ({ label: t.names[i], stroke: colors[k % colors.length], points: { size: 6 } }))],
+      axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor', size: 80 }],
+    }, [rows.map((r) => r[0]), ...ys.map((_, k) => rows.map((r) => r[k + 1]))], box);
+  } }, 'Line chart');
+  return { button, box };
+}
+
 export async function sqlTab(el, name, sum) {
   const table = `"${name.replaceAll('"', '""')}"`;
   const ed = h('textarea', { id: 'sql', rows: 6, spellcheck: 'false', 'aria-describedby': 'sql-help' },
@@ -40,9 +65,12 @@ export async function sqlTab(el, name, sum) {
     try {
       const t = await queryTable({ query: q, limit: 1000 });
       const blob = new Blob([csv(t.names, t.rows)], { type: 'text/csv' });
+      const chart = lineChart(t);
       out.replaceChildren(
         h('p', { class: 'help' }, `${t.rows.length} rows`, ' · ',
-          h('a', { href: URL.createObjectURL(blob), download: 'result.csv' }, 'Download CSV')),
+          h('a', { href: URL.createObjectURL(blob), download: 'result.csv' }, 'Download CSV'),
+          chart ? [' · ', chart.button] : null),
+        chart ? chart.box : null,
         resultTable(t, { testid: 'result' }));
     } catch (e) {
       if (e.status !== 401) out.replaceChildren(errorBox(e));

@@ -80,6 +80,8 @@ q = f'SELECT country, count(*) AS n, max(population) AS top FROM "{ds}" GROUP BY
 qcsv = run("sql", q, "--format", "csv")[0]
 qtypes = [r[1] for r in list(csv.reader(io.StringIO(run("sql", "DESCRIBE " + q, "--format", "csv")[0])))[1:]]
 err = run("sql", f'SELECT nope FROM "{ds}"')[1].strip()
+cq = f'SELECT event_time, sum(population) AS total FROM "{ds}" GROUP BY event_time ORDER BY event_time'
+cn = len(list(csv.reader(io.StringIO(run("sql", cq, "--format", "csv")[0])))) - 1
 setinfo = next(b["event"] for b in log if b["event"]["kind"] == "SetInfo")
 poll = next(b["event"] for b in log if b["event"]["kind"] == "SetPollingSource")
 raw = js("info", "raw")
@@ -91,7 +93,7 @@ json.dump({
     "rows": rows, "ops": ops, "asOf": {"block": as_of_block, "rows": as_rows}, "current": cur,
     "schema": schema, "foundryTypes": foundry, "log": log, "headSummary": summary, "headYaml": yaml,
     "query": {"sql": q, "rows": list(csv.reader(io.StringIO(qcsv)))[1:], "types": qtypes, "csv": qcsv,
-              "error": err.removeprefix("silt: ")},
+              "error": err.removeprefix("silt: "), "chart": {"sql": cq, "caption": f"total by event_time ({cn} points)"}},
     "files": {"name": "raw", "rid": raw["rid"]},
 }, open(out, "w"))
 PY

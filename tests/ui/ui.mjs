@@ -184,6 +184,14 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
   eq(csv.replaceAll('\r\n', '\n'), E.query.csv, L('sql: CSV download as silt sql --format csv'));
   await axe(page, L('sql'));
   await shot('sql');
+  check(await page.getByRole('button', { name: 'Line chart' }).count() === 0, L('sql: no chart without a time column'));
+  await page.getByLabel('SQL (DuckDB dialect)').fill(E.query.chart.sql);
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByRole('button', { name: 'Line chart' }).click();
+  await page.getByTestId('sql-chart').locator('canvas').waitFor();
+  eq(await page.getByTestId('sql-chart').locator('figcaption').textContent(), E.query.chart.caption,
+    L('sql: a one-click line chart of a numeric column over time'));
+  await shot('sql-chart');
   await page.getByLabel('SQL (DuckDB dialect)').fill('SELECT nope FROM "' + ds + '"');
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByTestId('sql-out').locator('.error').waitFor();
