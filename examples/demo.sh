@@ -54,7 +54,7 @@ step sql 'SELECT country, city, population FROM "city-populations-flow:current" 
 step verify --all
 echo
 echo "# the binary block at the head, decoded and hashed again:"
-id=$("$SILT" info city-populations --json | sed -n 's/.*"id": "did:odf:\(f[0-9a-f]*\)".*/\1/p')
+id=$("$SILT" info city-populations --json | sed -n 's/.*"id": *"did:odf:\(f[0-9a-f]*\)".*/\1/p')
 headfile=".silt/datasets/$id/blocks/$(cat ".silt/datasets/$id/refs/head")"
 printf '\n$ silt block decode %s > head.yaml\n' "$headfile"
 "$SILT" block decode "$headfile" >"$work/head.yaml"
@@ -73,7 +73,7 @@ SERVE_PID=$!
 for _ in $(seq 100); do grep -q '^listening on ' "$work/serve.out" && break; sleep 0.05; done
 cat "$work/serve.out"
 BASE=$(sed -n 's/^listening on //p' "$work/serve.out")
-RID=$("$SILT" --json info raw | sed -n 's/.*"rid": "\([^"]*\)".*/\1/p')
+RID=$("$SILT" --json info raw | sed -n 's/.*"rid": *"\([^"]*\)".*/\1/p')
 echo "# the web UI of this server: $BASE/ui/ (sign in with the demo token: $SECRET)"
 printf 'city,population\nA,100\nB,200\n' >"$work/cities.csv"
 printf '\n$ curl -X POST --data-binary @cities.csv "$BASE/api/v2/datasets/%s/files/dir%%2Fcities.csv/upload"\n' "$RID"
