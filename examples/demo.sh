@@ -104,6 +104,7 @@ for _ in $(seq 100); do grep -q '^listening on ' "$work/serve.out" && break; sle
 cat "$work/serve.out"
 BASE=$(sed -n 's/^listening on //p' "$work/serve.out")
 RID=$("$SILT" --json info raw | sed -n 's/.*"rid": *"\([^"]*\)".*/\1/p')
+echo "# the web UI of this server: $BASE/ui/ (sign in with the demo token: $SECRET)"
 printf 'city,population\nA,100\nB,200\n' >"$work/cities.csv"
 printf '\n$ curl -X POST --data-binary @cities.csv "$BASE/api/v2/datasets/%s/files/dir%%2Fcities.csv/upload"\n' "$RID"
 curl -sS -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/octet-stream' \
@@ -118,6 +119,10 @@ printf '\n$ curl "$BASE/odf/city-populations/refs/head"\n'
 curl -sS -H "Authorization: Bearer $SECRET" "$BASE/odf/city-populations/refs/head"
 echo
 step files raw
+if [ -n "${SILT_DEMO_KEEP_SERVER:-}" ]; then
+    echo "# SILT_DEMO_KEEP_SERVER is set: the server stays up at $BASE/ui/ until you press Enter"
+    read -r _
+fi
 printf '\n$ kill %s   # SIGTERM: a graceful stop\n' "$SERVE_PID"
 kill "$SERVE_PID"
 wait "$SERVE_PID"

@@ -8,6 +8,7 @@
  * malformed escapes are refused here, so no handler ever sees them.
  */
 #include "http.h"
+#include "ui.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -190,7 +191,11 @@ typedef struct compiled_pattern {
     size_t len[MAX_TOKENS];
 } compiled_pattern;
 
-static const srv_route_table *const TABLES[] = {&SRV_FOUNDRY_ROUTES, &SRV_ADMIN_ROUTES, &SRV_ODF_ROUTES,
+/* Tables are tried in order: those whose prefix is the first segment, one
+ * after the other, until one has the path; a table without a prefix only
+ * when no prefixed table claimed the first segment. */
+static const srv_route_table *const TABLES[] = {&SRV_FOUNDRY_ROUTES, &SRV_ADMIN_ROUTES, &SRV_ODF_CATALOG_ROUTES,
+                                                  &SRV_ODF_ROUTES, &SRV_UI_ROUTES, &SRV_UI_ROOT_ROUTES,
                                                   &SRV_BASIC_ROUTES};
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
@@ -297,10 +302,12 @@ srv_match_result srv_route_match(srv_method m, const srv_target *t, const srv_ro
     *family = SRV_FAMILY_PLAIN;
     pthread_once(&g_compile_once, compile_all);
     const char *first = t->nseg ? t->segments[0] : "";
+    bool claimed = false;
     for (size_t ti = 0; ti < NTABLES; ti++) {
         const srv_route_table *tab = TABLES[ti];
-        if (tab->prefix && strcmp(tab->prefix, first) != 0)
+        if (tab->prefix ? strcmp(tab->prefix, first) != 0 : claimed)
             continue;
+        claimed = true;
         *family = tab->family;
         for (size_t i = 0; i < tab->n; i++) {
             const srv_route *r = &tab->routes[i];
@@ -320,7 +327,6 @@ srv_match_result srv_route_match(srv_method m, const srv_target *t, const srv_ro
             *nparams = np;
             return SRV_MATCHED;
         }
-        return *allowed ? SRV_BAD_METHOD : SRV_NO_ROUTE;
     }
-    return SRV_NO_ROUTE;
+    return *allowed ? SRV_BAD_METHOD : SRV_NO_ROUTE;
 }
