@@ -6,6 +6,7 @@
 #                       (SILT_FUZZ_SECONDS per target, default 20)
 #   make demo           build, then examples/demo.sh
 #   make bench          build, then bench/run.sh
+#   make ui-shots       build, run the browser test, copy a few of its screenshots to docs/img/
 #   make install        install into $(PREFIX) (default /usr/local), honouring DESTDIR
 #   make bootstrap      only scripts/bootstrap.sh
 #   make clean          remove the build directories
@@ -20,7 +21,7 @@ NPROC      := $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 BUILD_DIRS := build build-asan build-fuzz
 
-.PHONY: all build bootstrap test demo bench clean install
+.PHONY: all build bootstrap test demo bench clean install ui-shots
 
 all: build
 
@@ -69,6 +70,14 @@ install: build
 
 demo: build
 	bash examples/demo.sh
+
+# The screenshots shown in README.md and docs/ui.md, from the browser test
+# (tests/ui/), which renders every page at 1280x800 and 390x844.
+UI_SHOTS := datasets-1280x800 overview-1280x800 data-1280x800 sql-chart-1280x800 history-390x844
+ui-shots: build
+	ctest --test-dir build -R '^ui\.test_ui$$' --output-on-failure
+	mkdir -p docs/img
+	for s in $(UI_SHOTS); do cp build/ui-shots/$$s.png docs/img/ui-$$s.png; done
 
 bench: build
 	bash bench/run.sh
