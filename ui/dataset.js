@@ -64,7 +64,7 @@ function sourceKind(blocks) {
 const dl = (pairs) => h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 
 async function overview(el, name, sum) {
-  const [meta, blocks] = await Promise.all([api.metadata(name, 'seed,info,license,refs'), chain(name)]);
+  const [meta, blocks] = await Promise.all([api.metadata(name, 'seed,info,license,refs,vocab'), chain(name)]);
   const o = meta.output, info = o.info || {}, lic = o.license;
   el.append(dl([
     ['Description', info.description || '–'],
@@ -82,18 +82,54 @@ async function overview(el, name, sum) {
   const adds = blocks.filter((b) => b.event.newData && b.event.newData.offsetInterval).reverse();
   el.append(h('h2', {}, 'Records added per block'));
   if (!adds.length) return el.append(h('p', {}, 'No data yet.'));
+  plotRecordsPerBlock(el, adds);
+  if (sum.kind !== 'Files') await plotRecordsPerDay(el, name, (o.vocab || {}).eventTimeColumn || 'event_time');
+}
+
+const plotWidth = (el) => Math.min(900, el.clientWidth || 900);
+
+function plotRecordsPerBlock(el, adds) {
   const xs = adds.map((b) => Date.parse(b.systemTime) / 1000);
   const ys = adds.map((b) => b.event.newData.offsetInterval.end - b.event.newData.offsetInterval.start + 1);
   const box = h('figure', { class: 'plot', 'data-testid': 'plot' },
     h('figcaption', {}, `${adds.length} data blocks, ${fmtInt(ys.reduce((a, b) => a + b, 0))} records, by system time`));
   el.append(box);
   if (!window.uPlot) return;
-  const width = Math.min(900, el.clientWidth || 900);
   new window.uPlot({
-    width, height: 260,
+    width: plotWidth(el), height: 260,
     series: [{}, { label: 'records', stroke: '#3b82f6', fill: 'rgba(59,130,246,0.15)', points: { size: 7 } }],
     axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor', size: 80 }],
   }, [xs, ys], box);
+}
+
+// Records per day of event time (every record, retractions included, as the
+// ledger holds them), computed by the server: one row per day.
+async function plotRecordsPerDay(el, name, col) {
+  const c = col.replaceAll('"', '""');
+  let res;
+  try {
+    res = await api.query({
+      query: `SELECT CAST(date_trunc('day', "${c}") AS DATE) AS day, count(*) AS n FROM "${name.replaceAll('"', '""')}"`
+        + ` WHERE "${c}" IS NOT NULL GROUP BY 1 ORDER BY 1`,
+      limit: 10000,
+    });
+  } catch (e) {
+    if (e.status === 401) throw e;
+    return; /* no event time column of a time type: no plot */
+  }
+  const rows = res.output.data;
+  if (!rows.length) return;
+  el.append(h('h2', {}, 'Records per day of event time'));
+  const box = h('figure', { class: 'plot', 'data-testid': 'plot-days' },
+    h('figcaption', {}, `${fmtInt(rows.length)} days from ${rows[0][0]} to ${rows[rows.length - 1][0]}, `
+      + `${fmtInt(rows.reduce((a, r) => a + Number(r[1]), 0))} records`));
+  el.append(box);
+  if (!window.uPlot) return;
+  new window.uPlot({
+    width: plotWidth(el), height: 220,
+    series: [{}, { label: 'records', stroke: '#16a34a', fill: 'rgba(22,163,74,0.15)', points: { size: 7 } }],
+    axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor', size: 80 }],
+  }, [rows.map((r) => Date.parse(`${r[0]}T00:00:00Z`) / 1000), rows.map((r) => Number(r[1]))], box);
 }
 
 async function data(el, name, sum, params) {

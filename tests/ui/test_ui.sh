@@ -85,10 +85,16 @@ cn = len(list(csv.reader(io.StringIO(run("sql", cq, "--format", "csv")[0])))) - 
 setinfo = next(b["event"] for b in log if b["event"]["kind"] == "SetInfo")
 poll = next(b["event"] for b in log if b["event"]["kind"] == "SetPollingSource")
 raw = js("info", "raw")
+o, e, rc = run("sql", "SELECT CAST(date_trunc('day', event_time) AS DATE) AS day, count(*) AS n FROM \"city-populations\" "
+               "WHERE event_time IS NOT NULL GROUP BY 1 ORDER BY 1", "--format", "csv")
+assert rc == 0, e
+days = list(csv.reader(io.StringIO(o)))[1:]
+days_caption = f"{len(days):,} days from {days[0][0]} to {days[-1][0]}, {sum(int(r[1]) for r in days):,} records"
 json.dump({
     "reader": reader, "names": names, "ledger": ds,
     "info": {"id": info["id"], "rid": info["rid"], "head": info["head"], "watermark": info["watermark"]},
     "description": setinfo["description"], "source": f"{poll['fetch']['kind']} (polling)",
+    "daysCaption": days_caption,
     "plotCaption": f"{len(adds)} data blocks, {sum(b['event']['newData']['offsetInterval']['end'] - b['event']['newData']['offsetInterval']['start'] + 1 for b in adds):,} records, by system time",
     "rows": rows, "ops": ops, "asOf": {"block": as_of_block, "rows": as_rows}, "current": cur,
     "schema": schema, "foundryTypes": foundry, "log": log, "headSummary": summary, "headYaml": yaml,

@@ -126,6 +126,9 @@ for (const [w, hgt, tag] of [[1280, 800, 'desktop'], [390, 844, 'phone']]) {
     [E.info.id, E.info.rid, E.info.head, E.info.watermark, E.description, E.source], L('overview facts'));
   check(await page.locator('[data-testid=plot] canvas').count() === 1, L('overview: uPlot drew the plot'));
   eq(await page.locator('[data-testid=plot] figcaption').textContent(), E.plotCaption, L('overview: plot caption'));
+  await page.getByTestId('plot-days').waitFor();
+  check(await page.locator('[data-testid=plot-days] canvas').count() === 1, L('overview: uPlot drew the event-time plot'));
+  eq(await page.locator('[data-testid=plot-days] figcaption').textContent(), E.daysCaption, L('overview: event-time plot caption'));
   await axe(page, L('overview'));
   await shot('overview');
 
