@@ -17,6 +17,7 @@
 
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/multiformats.h"
 
 #define MAX_STATIC_LEN 65536 /* of a fixed array T[k] */
 #define MAX_PARAMS 256
@@ -572,17 +573,6 @@ int silt_evm_hex_append(silt_buf *out, const uint8_t *p, size_t n)
     return rc;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static const char *hex_body(const char *s)
 {
     return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? s + 2 : s;
@@ -591,7 +581,7 @@ static const char *hex_body(const char *s)
 static int hex_decode(const char *h, size_t nbytes, uint8_t *out)
 {
     for (size_t i = 0; i < nbytes; i++) {
-        int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+        int hi = silt_hex_digit(h[2 * i]), lo = silt_hex_digit(h[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);

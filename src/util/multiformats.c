@@ -27,7 +27,7 @@ void silt_multibase_encode_f(const uint8_t *data, size_t len, char *out)
     *out = '\0';
 }
 
-static int hex_val(char c)
+int silt_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -47,7 +47,7 @@ static int decode_hex(const char *s, size_t n, silt_buf *out)
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hex_val(s[i]), lo = hex_val(s[i + 1]);
+        int hi = silt_hex_digit(s[i]), lo = silt_hex_digit(s[i + 1]);
         if (hi < 0 || lo < 0)
             return silt_err(SILT_EINVAL, "invalid multibase base16 '%.*s': bad character at %zu",
                             MB_SHOW, s, hi < 0 ? i : i + 1);

@@ -29,6 +29,8 @@ void silt_multibase_encode_f(const uint8_t *data, size_t len, char *out);
 /* Decodes multibase text (f, F, u, z). Appends the bytes to `out`.
  * SILT_EINVAL with a message naming the problem on bad input. */
 int silt_multibase_decode(const char *text, silt_buf *out);
+/* The value 0..15 of hex digit c (either case), -1 when c is not one. */
+int silt_hex_digit(char c);
 
 /* SHA3-256 multihash of data: 34 bytes. */
 int silt_multihash_sha3(const void *data, size_t len, uint8_t out[SILT_MH_LEN]);
