@@ -41,6 +41,21 @@ static void skip_ws(parser *ps)
         ps->p++;
 }
 
+/* After an item of a parenthesised list: a ',' followed by another item,
+ * or the closing ')' (not consumed). */
+static int list_sep(parser *ps)
+{
+    skip_ws(ps);
+    if (*ps->p == ',') {
+        ps->p++;
+        skip_ws(ps);
+        return *ps->p == ')' ? perr(ps, "expected a type") : 0;
+    }
+    if (*ps->p != ')')
+        return perr(ps, *ps->p ? "expected ',' or ')'" : "missing ')'");
+    return 0;
+}
+
 static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$'; }
 static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
 
@@ -106,15 +121,8 @@ static int parse_tuple(parser *ps, silt_evm_type **out)
             return SILT_ENOMEM;
         ps->p += n;
         t->ncomps++;
-        skip_ws(ps);
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            if (*ps->p == ')')
-                return perr(ps, "expected a type");
-        } else if (*ps->p != ')') {
-            return perr(ps, "expected ',' or ')'");
-        }
+        if ((rc = list_sep(ps)) != 0)
+            return rc;
     }
     ps->p++;
     if (t->ncomps == 0)
@@ -277,15 +285,8 @@ static int parse_params(parser *ps, silt_evm_sig *s)
         if (rc)
             return rc;
         s->nparams++;
-        skip_ws(ps);
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            if (*ps->p == ')')
-                return perr(ps, "expected a type");
-        } else if (*ps->p != ')') {
-            return perr(ps, *ps->p ? "expected ',' or ')'" : "missing ')'");
-        }
+        if ((rc = list_sep(ps)) != 0)
+            return rc;
     }
     ps->p++;
     return 0;
