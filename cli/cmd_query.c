@@ -1,6 +1,6 @@
 /* cmd_query.c — query commands: sql, tail, schema.
  *
- *   silt sql [QUERY|-] [--format table|csv|json|ndjson|parquet] [--output FILE]
+ *   silt sql [QUERY|-] [--format table|csv|json|ndjson|parquet|arrow] [--output FILE]
  *                      [--as-of NAME=BLOCK|BLOCK]... [--unsafe-file-access]
  *   silt tail NAME [-n N] [--format …] [--output FILE]
  *   silt schema NAME [--json|--yaml]
@@ -33,7 +33,7 @@ int cmd_sql(cli_ctx *c, int argc, char **argv);
 int cmd_tail(cli_ctx *c, int argc, char **argv);
 int cmd_schema(cli_ctx *c, int argc, char **argv);
 
-static const char *const FORMATS[] = {"table", "csv", "json", "ndjson", "parquet", NULL};
+static const char *const FORMATS[] = {"table", "csv", "json", "ndjson", "parquet", "arrow", NULL};
 
 /* Output options shared by sql and tail. */
 typedef struct out_opts {
@@ -122,11 +122,13 @@ static int parse_out_opts(const char *cmd, int argc, char **argv, out_opts *o, b
         for (const char *const *f = FORMATS; *f; f++)
             known |= strcmp(*f, o->format) == 0;
         if (!known)
-            return cli_usage("%s: unknown format '%s' (use table, csv, json, ndjson or parquet)", cmd,
+            return cli_usage("%s: unknown format '%s' (use table, csv, json, ndjson, parquet or arrow)", cmd,
                              o->format);
     }
     if (o->format && strcmp(o->format, "parquet") == 0 && !o->output)
         return cli_usage("%s: --format parquet needs --output FILE", cmd);
+    if (o->format && strcmp(o->format, "arrow") == 0 && !o->output && isatty(STDOUT_FILENO))
+        return cli_usage("%s: --format arrow is binary: give --output FILE or redirect stdout", cmd);
     return 0;
 }
 
@@ -281,7 +283,7 @@ int cmd_sql(cli_ctx *c, int argc, char **argv)
     }
     sql_input in = npos == 0 ? (isatty(STDIN_FILENO) ? IN_SHELL : IN_SCRIPT)
                  : strcmp(pos[0], "-") == 0 ? IN_SCRIPT : IN_QUERY;
-    if (in == IN_SHELL && (o.output || (o.format && strcmp(o.format, "parquet") == 0))) {
+    if (in == IN_SHELL && (o.output || (o.format && (strcmp(o.format, "parquet") == 0 || strcmp(o.format, "arrow") == 0)))) {
         free(o.as_of);
         return cli_usage("sql: --output needs a QUERY or a script on stdin (the shell prints results)");
     }

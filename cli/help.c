@@ -72,17 +72,18 @@ static const help_entry HELP[] = {
     {"sql", "run one SQL query over the datasets",
      "silt sql QUERY [options]\nsilt sql - [options] < script.sql       (statements separated by ';')\n"
      "silt sql                               (on a terminal: an interactive shell; .help lists its commands)",
-     "  --format F            table (default), csv, json, ndjson, parquet\n"
+     "  --format F            table (default), csv, json, ndjson, parquet, arrow (an Arrow IPC stream)\n"
      "  --output FILE, -o     write the result to FILE (needed for parquet)\n"
      "  --as-of NAME=REF      query NAME as of REF: a block hash or unique prefix, a sequence\n"
      "                        number, an RFC 3339 time or a transaction rid (repeatable; or a bare BLOCK hash)\n"
      "  --unsafe-file-access  allow any statement and file access (local exploration only)\n",
      "silt sql 'SELECT city, population FROM \"city-populations:current\" ORDER BY city'\n"
-     "silt sql 'SELECT * FROM sales' --format parquet --output sales.parquet\n"},
+     "silt sql 'SELECT * FROM sales' --format parquet --output sales.parquet\n"
+     "silt sql 'SELECT city, population FROM sales' --format arrow > sales.arrows\n"},
     {"tail", "the newest records of a dataset", "silt tail NAME[@BRANCH] [-n N] [--as-of REF] [--format F] [--output FILE]",
      "  -n N             number of records (default 10)\n"
      "  --as-of REF      as of a block (hash or prefix), sequence number, RFC 3339 time or rid (alias --at)\n"
-     "  --format F       table (default), csv, json, ndjson, parquet\n"
+     "  --format F       table (default), csv, json, ndjson, parquet, arrow\n"
      "  --output FILE    write to FILE\n",
      "silt tail sales -n 5\n"},
     {"schema", "the schema of a dataset; the tabular schema of a files dataset",

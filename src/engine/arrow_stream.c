@@ -27,6 +27,7 @@
 
 struct silt_rstream {
     silt_rstream_format fmt;
+    const char *what;          /* prefix of error messages ("read-table", "sql") */
     duckdb_prepared_statement prep;
     duckdb_pending_result pending;
     duckdb_result res;
@@ -66,13 +67,13 @@ int silt_query_view_columns(silt_engine *e, const char *view, silt_buf *names)
     return rc ? rc : (int)n;
 }
 
-static int duck_error(duckdb_error_data err, const char *what)
+static int duck_error(duckdb_error_data err, const char *phase, const char *what)
 {
     int rc = 0;
     if (err && duckdb_error_data_has_error(err)) {
         const char *m = duckdb_error_data_message(err);
         size_t len = m ? strcspn(m, "\n") : 0;
-        rc = silt_err(SILT_EUNSUPPORTED, "read-table: %s: %.*s", what, (int)len, m ? m : "?");
+        rc = silt_err(SILT_EUNSUPPORTED, "%s: %s: %.*s", phase, what, (int)len, m ? m : "?");
     }
     duckdb_destroy_error_data(&err);
     return rc;
@@ -92,7 +93,7 @@ static int start_arrow(silt_rstream *s, int flags)
         names[i] = duckdb_column_name(&s->res, i);
     }
     if (!rc)
-        rc = duck_error(duckdb_to_arrow_schema(s->aopts, types, names, s->ncols, &s->schema), "Arrow schema");
+        rc = duck_error(duckdb_to_arrow_schema(s->aopts, types, names, s->ncols, &s->schema), s->what, "Arrow schema");
     for (size_t i = 0; types && i < s->ncols; i++)
         duckdb_destroy_logical_type(&types[i]);
     free(types);
@@ -214,7 +215,7 @@ static int arrow_wrapper(silt_buf *w, silt_engine *e, duckdb_prepared_statement 
  * s->prep. */
 static int prepare(silt_rstream *s, silt_engine *e, const char *sql)
 {
-    int rc = silt_engine_prepare(e, sql, "read-table", 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);
+    int rc = silt_engine_prepare(e, sql, s->what, 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);
     if (rc)
         return rc;
     silt_buf w = SILT_BUF_INIT;
@@ -227,27 +228,29 @@ static int prepare(silt_rstream *s, silt_engine *e, const char *sql)
     }
     duckdb_destroy_prepare(&s->prep);
     if (!rc)
-        rc = silt_engine_prepare(e, w.data, "read-table", 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);
+        rc = silt_engine_prepare(e, w.data, s->what, 0, DUCKDB_STATEMENT_TYPE_SELECT, &s->prep);
     silt_buf_free(&w);
     return rc;
 }
 
-int silt_rstream_open(silt_rstream **out, silt_engine *e, const char *sql, silt_rstream_format fmt, int arrow_flags)
+int silt_rstream_open(silt_rstream **out, silt_engine *e, const char *sql, silt_rstream_format fmt, int arrow_flags,
+                      const char *what)
 {
     *out = NULL;
     silt_rstream *s = calloc(1, sizeof *s);
     if (!s)
-        return silt_err(SILT_ENOMEM, "read-table: out of memory");
+        return silt_err(SILT_ENOMEM, "%s: out of memory", what);
     s->fmt = fmt;
+    s->what = what;
     int rc = prepare(s, e, sql);
     if (!rc && duckdb_pending_prepared_streaming(s->prep, &s->pending) == DuckDBError) {
         const char *m = s->pending ? duckdb_pending_error(s->pending) : NULL;
-        rc = silt_err(SILT_EINVAL, "read-table: %.*s", m ? (int)strcspn(m, "\n") : 2, m ? m : "?");
+        rc = silt_err(SILT_EINVAL, "%s: %.*s", what, m ? (int)strcspn(m, "\n") : 2, m ? m : "?");
     }
     if (!rc) {
         s->have_res = true;
         if (duckdb_execute_pending(s->pending, &s->res) == DuckDBError)
-            rc = silt_engine_error(e, &s->res, "read-table");
+            rc = silt_engine_error(e, &s->res, what);
     }
     if (!rc) {
         s->ncols = duckdb_column_count(&s->res);
@@ -287,7 +290,7 @@ static int arrow_chunk(silt_rstream *s, duckdb_data_chunk chunk, silt_buf *out)
 {
     struct ArrowArray a;
     memset(&a, 0, sizeof a);
-    int rc = duck_error(duckdb_data_chunk_to_arrow(s->aopts, chunk, &a), "Arrow array");
+    int rc = duck_error(duckdb_data_chunk_to_arrow(s->aopts, chunk, &a), s->what, "Arrow array");
     if (!rc)
         rc = silt_arrow_ipc_batch(out, &s->schema, &a);
     if (a.release)
@@ -314,7 +317,7 @@ int silt_rstream_next(silt_rstream *s, silt_buf *out)
         s->finished = true;
         const char *m = duckdb_result_error(&s->res);
         if (m && *m)
-            return silt_err(SILT_EIO, "read-table: %.*s", (int)strcspn(m, "\n"), m);
+            return silt_err(SILT_EIO, "%s: %.*s", s->what, (int)strcspn(m, "\n"), m);
         if (s->fmt == SILT_RSTREAM_CSV)
             return 0;
         int rc = silt_arrow_ipc_eos(out);

@@ -28,12 +28,13 @@ typedef struct silt_rstream silt_rstream;
  * `names` each followed by a NUL byte; returns the count. */
 int silt_query_view_columns(silt_engine *e, const char *view, silt_buf *names);
 
-/* Prepares `sql` (one SELECT) and starts it streaming. Errors of the
+/* Prepares `sql` (one SELECT) and starts it streaming; `what` (a static
+ * string, "read-table" or "sql") prefixes its error messages. Errors of the
  * statement (binding, types the Arrow writer does not support) are
  * reported here, before any byte is produced. arrow_flags: flags of
  * silt_arrow_ipc_schema. Caller owns *out (silt_rstream_free). */
 int silt_rstream_open(silt_rstream **out, silt_engine *e, const char *sql, silt_rstream_format fmt,
-                      int arrow_flags);
+                      int arrow_flags, const char *what);
 
 /* Appends the next piece of the encoding to `out`: 1 = a piece was
  * appended, 0 = the stream is complete (nothing appended), < 0 = error

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/arrow_ipc.h"
+#include "engine/arrow_stream.h"
 #include "engine/engine_internal.h"
 #include "engine/render.h"
 #include "util/buf.h"
@@ -34,8 +36,8 @@
 
 int silt_qfmt_parse(const char *name, silt_qfmt *out)
 {
-    static const char *const names[] = {"table",   "csv",      "json",     "ndjson",
-                                        "parquet", "json-aos", "json-soa", "json-aoa"};
+    static const char *const names[] = {"table",    "csv",      "json",     "ndjson", "parquet",
+                                        "json-aos", "json-soa", "json-aoa", "arrow"};
     if (!name) {
         *out = SILT_QFMT_TABLE;
         return 0;
@@ -46,7 +48,7 @@ int silt_qfmt_parse(const char *name, silt_qfmt *out)
             return 0;
         }
     }
-    return silt_err(SILT_EINVAL, "unknown output format '%s' (use table, csv, json, ndjson or parquet)",
+    return silt_err(SILT_EINVAL, "unknown output format '%s' (use table, csv, json, ndjson, parquet or arrow)",
                     name);
 }
 
@@ -763,6 +765,42 @@ static int write_text(duckdb_result *res, const silt_query_out *o)
     return rc;
 }
 
+/* --format arrow: the rows of `sql` (a SELECT, already checked) as an Arrow
+ * IPC stream, written piece by piece (one engine chunk at a time) to `path`
+ * or o->out; a failed export leaves no file. */
+static int write_arrow(silt_engine *e, const char *sql, const silt_query_out *o)
+{
+    FILE *f = o->out ? o->out : stdout;
+    if (o->path && !(f = fopen(o->path, "wb")))
+        return silt_err(SILT_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+    silt_rstream *s = NULL;
+    int rc = silt_rstream_open(&s, e, sql, SILT_RSTREAM_ARROW, 0, "sql");
+    silt_buf piece = SILT_BUF_INIT;
+    while (rc == 0) {
+        silt_buf_clear(&piece);
+        int more = silt_rstream_next(s, &piece);
+        if (more <= 0) {
+            rc = more;
+            break;
+        }
+        if (fwrite(piece.data, 1, piece.len, f) != piece.len)
+            rc = silt_err(SILT_EIO, "%s: write error: %s", o->path ? o->path : "output", strerror(errno));
+    }
+    if (o->rows_out && s)
+        *o->rows_out = silt_rstream_rows(s);
+    silt_rstream_free(s);
+    silt_buf_free(&piece);
+    if ((fflush(f) != 0 || ferror(f)) && rc == 0)
+        rc = silt_err(SILT_EIO, "%s: write error: %s", o->path ? o->path : "output", strerror(errno));
+    if (o->path) {
+        if (fclose(f) != 0 && rc == 0)
+            rc = silt_err(SILT_EIO, "%s: write error: %s", o->path, strerror(errno));
+        if (rc)
+            unlink(o->path);
+    }
+    return rc;
+}
+
 int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
 {
     if (o->rows_out)
@@ -776,6 +814,9 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
     int rc = silt_engine_prepare(e, inner, "sql", SILT_PREP_USER | SILT_PREP_EXPLAIN,
                                  DUCKDB_STATEMENT_TYPE_INVALID, &prep);
     const silt_query_page *pg = o->page;
+    if (rc == 0 && o->fmt == SILT_QFMT_ARROW && duckdb_prepared_statement_type(prep) != DUCKDB_STATEMENT_TYPE_SELECT)
+        rc = silt_err(SILT_EINVAL, "sql: format arrow needs a SELECT query");
+    char *paged = NULL; /* the query with silt's LIMIT / OFFSET (for the Arrow stream, which prepares its own) */
     if (rc == 0 && pg && (pg->has_limit || pg->skip) &&
         duckdb_prepared_statement_type(prep) == DUCKDB_STATEMENT_TYPE_SELECT) {
         /* the page inside the engine, which stops early: the checked user
@@ -792,9 +833,13 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
         } else {
             rc = silt_err(SILT_ENOMEM, "sql: out of memory");
         }
+        paged = silt_buf_detach(&w);
         silt_buf_free(&w);
     }
-    if (rc == 0 && o->fmt == SILT_QFMT_PARQUET) {
+    if (rc == 0 && o->fmt == SILT_QFMT_ARROW) {
+        duckdb_destroy_prepare(&prep); /* the stream prepares (and may wrap) it again */
+        rc = write_arrow(e, paged ? paged : inner, o);
+    } else if (rc == 0 && o->fmt == SILT_QFMT_PARQUET) {
         rc = run_parquet(e, prep, inner, o);
     } else if (rc == 0) {
         duckdb_result res;
@@ -809,6 +854,7 @@ int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
         duckdb_destroy_result(&res);
     }
     duckdb_destroy_prepare(&prep);
+    free(paged);
     free(inner);
     return rc;
 }

@@ -46,6 +46,9 @@ typedef enum silt_qfmt {
     SILT_QFMT_JSON_AOS,
     SILT_QFMT_JSON_SOA,
     SILT_QFMT_JSON_AOA,
+    /* an Arrow IPC stream (uncompressed; the writer of readTable,
+     * arrow_stream.h): one RecordBatch per engine chunk of 2048 rows */
+    SILT_QFMT_ARROW,
 } silt_qfmt;
 
 /* "table" | "csv" | "json" | "ndjson" | "parquet" | "json-aos" | "json-soa"

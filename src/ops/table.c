@@ -192,7 +192,7 @@ static int start(silt_table_stream *s, silt_dataset *ds, const silt_table_opts *
     if (!rc)
         rc = silt_rstream_open(&s->rs, s->e, sql.data,
                                o->format == SILT_TABLE_CSV ? SILT_RSTREAM_CSV : SILT_RSTREAM_ARROW,
-                               SILT_ARROW_NAIVE_UTC);
+                               SILT_ARROW_NAIVE_UTC, "read-table");
     silt_buf_free(&sql);
     silt_arena_free(a);
     return rc;

@@ -105,7 +105,7 @@ assert_eq "$(cat "$T_DIR/o.csv")" 'one
 
 # ---- usage errors (exit 2) and failures (exit 1) ---------------------------
 fails 2 "silt: sql: --format parquet needs --output FILE (see 'silt help')" sql "SELECT 1" --format parquet
-fails 2 "silt: sql: unknown format 'xml' (use table, csv, json, ndjson or parquet) (see 'silt help')" \
+fails 2 "silt: sql: unknown format 'xml' (use table, csv, json, ndjson, parquet or arrow) (see 'silt help')" \
     sql "SELECT 1" --format xml
 # no QUERY: a script from stdin (empty here; the shell on a terminal: test_sql_shell.sh)
 fails 1 "silt: sql: no statement" sql </dev/null

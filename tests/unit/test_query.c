@@ -320,7 +320,7 @@ static void test_errors(void **state)
     expect_sql_error("SELECT 1; SELECT 2", "csv", SILT_EINVAL, "sql: only one statement is allowed (got 2)");
     expect_sql_error("SELEC 1", "csv", SILT_EINVAL, "sql: Parser Error: syntax error at or near \"SELEC\"");
     expect_sql_error("SELECT 1", "xml", SILT_EINVAL,
-                     "unknown output format 'xml' (use table, csv, json, ndjson or parquet)");
+                     "unknown output format 'xml' (use table, csv, json, ndjson, parquet or arrow)");
     /* a dataset without schema and data */
     silt_dataset *ds = NULL;
     assert_int_equal(silt_dataset_create(&ds, g_ws, "void", SILT_ROOT), 0);
