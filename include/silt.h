@@ -465,6 +465,73 @@ typedef struct silt_sql_opts {
  * SILT_ENOTFOUND for unknown --as-of blocks. */
 int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts);
 
+/* ---- Arrow in memory: the Arrow C Data and C Stream Interfaces ------------------
+ * (https://arrow.apache.org/docs/format/CStreamInterface.html; the structs
+ * are the specification's, under its guard macros, so Arrow's own headers
+ * or nanoarrow's can be included as well.) */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+#endif
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+#endif
+
+/* Runs one SELECT as silt_sql does (the same views, as-of, visibility,
+ * limits and confinement of opts; format, output, out, paging and progress
+ * are not used) and hands its rows out as an Arrow C stream, computed as
+ * they are read: get_schema gives the result's schema (a struct of the
+ * columns, as DuckDB exports its types), each get_next one record batch of
+ * up to 2,048 rows (a struct array), and an array with release == NULL at
+ * the end. Errors before the first row (the query does not bind, is not a
+ * SELECT: SILT_EINVAL "sql: an Arrow stream needs a SELECT query", an
+ * unknown --as-of block) are returned here with *out zeroed; an error while
+ * reading makes get_next return EIO with the message in get_last_error.
+ * Ownership: the caller owns *out and calls out->release(out) exactly once
+ * (it frees the engine and its scratch directory); every schema and array
+ * it got must be released by their own release callbacks, before or after.
+ * Use one stream from one thread at a time; the workspace handle must
+ * outlive it. Example: examples/arrow_sum.c. */
+int silt_query_arrow(struct ArrowArrayStream *out, silt_workspace *ws, const char *query,
+                     const silt_sql_opts *opts);
+/* The records of dataset `ref` ("name" or "name@branch") in offset order
+ * as an Arrow C stream (system columns first, as `silt sql` shows them),
+ * as of `as_of` (a block hash or unique prefix, sequence number, RFC 3339
+ * time or transaction rid; NULL = the head). Same rules as silt_query_arrow. */
+int silt_dataset_read_arrow(struct ArrowArrayStream *out, silt_workspace *ws, const char *ref, const char *as_of);
+
 /* Runs a script: the statements of `script` (silt_sql_split) in order, each
  * exactly as silt_sql runs one query (its own views and engine, the same
  * confinement: no state such as SET or temporary tables carries over), every

@@ -37,6 +37,8 @@ struct silt_rstream {
     silt_buf head;             /* Schema message / CSV header, handed out first */
     bool head_done, finished;
     size_t ncols;
+    duckdb_logical_type *types; /* Arrow: the columns' types and names (kept for silt_rstream_arrow_schema) */
+    const char **names;
     uint64_t rows;
     silt_render **render;      /* CSV: one renderer per column (render.h) */
     silt_buf cell;             /* CSV: scratch for one value */
@@ -85,8 +87,8 @@ static int start_arrow(silt_rstream *s, int flags)
     s->aopts = duckdb_result_get_arrow_options(&s->res);
     if (!s->aopts)
         return silt_err(SILT_ENOMEM, "read-table: out of memory");
-    duckdb_logical_type *types = calloc(s->ncols ? s->ncols : 1, sizeof *types);
-    const char **names = calloc(s->ncols ? s->ncols : 1, sizeof *names);
+    duckdb_logical_type *types = s->types = calloc(s->ncols ? s->ncols : 1, sizeof *types);
+    const char **names = s->names = calloc(s->ncols ? s->ncols : 1, sizeof *names);
     int rc = types && names ? 0 : silt_err(SILT_ENOMEM, "read-table: out of memory");
     for (size_t i = 0; !rc && i < s->ncols; i++) {
         types[i] = duckdb_column_logical_type(&s->res, i);
@@ -94,10 +96,6 @@ static int start_arrow(silt_rstream *s, int flags)
     }
     if (!rc)
         rc = duck_error(duckdb_to_arrow_schema(s->aopts, types, names, s->ncols, &s->schema), s->what, "Arrow schema");
-    for (size_t i = 0; types && i < s->ncols; i++)
-        duckdb_destroy_logical_type(&types[i]);
-    free(types);
-    free(names);
     if (!rc)
         rc = silt_arrow_ipc_schema(&s->head, &s->schema, flags, NULL, 0);
     return rc;
@@ -333,12 +331,54 @@ int silt_rstream_next(silt_rstream *s, silt_buf *out)
 
 uint64_t silt_rstream_rows(const silt_rstream *s) { return s->rows; }
 
+int silt_rstream_arrow_schema(silt_rstream *s, struct ArrowSchema *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->fmt != SILT_RSTREAM_ARROW)
+        return silt_err(SILT_EINVAL, "%s: not an Arrow stream", s->what);
+    return duck_error(duckdb_to_arrow_schema(s->aopts, s->types, s->names, s->ncols, out), s->what, "Arrow schema");
+}
+
+int silt_rstream_next_array(silt_rstream *s, struct ArrowArray *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->fmt != SILT_RSTREAM_ARROW)
+        return silt_err(SILT_EINVAL, "%s: not an Arrow stream", s->what);
+    s->head_done = true; /* the IPC Schema message is not wanted here */
+    if (s->finished)
+        return 0;
+    duckdb_data_chunk chunk = duckdb_fetch_chunk(s->res);
+    while (chunk && duckdb_data_chunk_get_size(chunk) == 0) {
+        duckdb_destroy_data_chunk(&chunk);
+        chunk = duckdb_fetch_chunk(s->res);
+    }
+    if (!chunk) {
+        s->finished = true;
+        const char *m = duckdb_result_error(&s->res);
+        return m && *m ? silt_err(SILT_EIO, "%s: %.*s", s->what, (int)strcspn(m, "\n"), m) : 0;
+    }
+    s->rows += duckdb_data_chunk_get_size(chunk);
+    int rc = duck_error(duckdb_data_chunk_to_arrow(s->aopts, chunk, out), s->what, "Arrow array");
+    duckdb_destroy_data_chunk(&chunk);
+    if (rc) {
+        if (out->release)
+            out->release(out);
+        memset(out, 0, sizeof *out);
+        s->finished = true;
+    }
+    return rc ? rc : 1;
+}
+
 void silt_rstream_free(silt_rstream *s)
 {
     if (!s)
         return;
     if (s->schema.release)
         s->schema.release(&s->schema);
+    for (size_t i = 0; s->types && i < s->ncols; i++)
+        duckdb_destroy_logical_type(&s->types[i]);
+    free(s->types);
+    free(s->names);
     if (s->aopts)
         duckdb_destroy_arrow_options(&s->aopts);
     if (s->have_res)

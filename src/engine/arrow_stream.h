@@ -44,6 +44,16 @@ int silt_rstream_next(silt_rstream *s, silt_buf *out);
 /* Rows produced so far. */
 uint64_t silt_rstream_rows(const silt_rstream *s);
 
+/* An Arrow stream (SILT_RSTREAM_ARROW) through the C Data Interface
+ * instead of IPC bytes: the result's schema (a fresh export each call; the
+ * caller releases it), and the next chunk as one ArrowArray (a struct of
+ * the columns; the caller releases it): 1 = filled, 0 = the end (out
+ * zeroed), < 0 = error. Do not mix with silt_rstream_next. */
+struct ArrowSchema;
+struct ArrowArray;
+int silt_rstream_arrow_schema(silt_rstream *s, struct ArrowSchema *out);
+int silt_rstream_next_array(silt_rstream *s, struct ArrowArray *out);
+
 void silt_rstream_free(silt_rstream *s);
 
 #endif

@@ -801,6 +801,23 @@ static int write_arrow(silt_engine *e, const char *sql, const silt_query_out *o)
     return rc;
 }
 
+int silt_query_stream_open(silt_rstream **out, silt_engine *e, const char *sql)
+{
+    *out = NULL;
+    char *inner = strip_query(sql);
+    if (!inner)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    duckdb_prepared_statement prep = NULL;
+    int rc = silt_engine_prepare(e, inner, "sql", SILT_PREP_USER, DUCKDB_STATEMENT_TYPE_INVALID, &prep);
+    if (rc == 0 && duckdb_prepared_statement_type(prep) != DUCKDB_STATEMENT_TYPE_SELECT)
+        rc = silt_err(SILT_EINVAL, "sql: an Arrow stream needs a SELECT query");
+    duckdb_destroy_prepare(&prep);
+    if (rc == 0)
+        rc = silt_rstream_open(out, e, inner, SILT_RSTREAM_ARROW, 0, "sql");
+    free(inner);
+    return rc;
+}
+
 int silt_query_exec(silt_engine *e, const char *sql, const silt_query_out *o)
 {
     if (o->rows_out)

@@ -56,6 +56,13 @@ typedef enum silt_qfmt {
  * table, csv, json, ndjson or parquet)" otherwise. */
 int silt_qfmt_parse(const char *name, silt_qfmt *out);
 
+/* Checks a user's query as silt_query_exec does (one statement, read-only
+ * when the engine is confined) and starts it as an Arrow stream
+ * (arrow_stream.h; errors prefixed "sql:"): SILT_EINVAL "sql: an Arrow
+ * stream needs a SELECT query" for any other statement. Caller owns *out. */
+struct silt_rstream;
+int silt_query_stream_open(struct silt_rstream **out, silt_engine *e, const char *sql);
+
 /* A page of the result of a query: `skip` rows left out, then at most
  * `limit` rows (when has_limit). Applied inside the engine to a SELECT-like
  * statement (silt's wrapper gets LIMIT/OFFSET, so the engine stops early);

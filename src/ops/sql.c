@@ -28,6 +28,7 @@
 
 #include "dataset/data_views.h"
 #include "dataset/dataset_internal.h"
+#include "engine/arrow_stream.h"
 #include "engine/query.h"
 #include "files/files.h"
 #include "files/files_schema.h"
@@ -519,6 +520,110 @@ static int confine_for_sql(silt_engine *e, const char *output, bool remote)
     return silt_engine_confine(e, &c);
 }
 
+/* An engine with the views of one query made (and confined): what
+ * silt_sql and silt_query_arrow share. */
+typedef struct sql_env {
+    silt_engine *e;
+    char *tmpdir;
+    char *shown; /* the query answering SHOW TABLES, or NULL */
+    int deferred; /* a view that could not be made: its error if the query fails */
+    char deferred_msg[512];
+    silt_sql_input *inputs;
+    size_t ninputs;
+} sql_env;
+
+/* Views of the datasets named in `query` (see the head comment). */
+static int make_views(silt_workspace *ws, sql_env *v, const qrefs *refs, const silt_sql_opts *opts)
+{
+    int rc = 0;
+    bool macro = false;
+    for (size_t i = 0; rc == 0 && i < refs->n; i++) {
+        silt_dataset *ds = NULL;
+        int vr = silt_dataset_open(&ds, ws, refs->v[i].ref);
+        if (vr == 0)
+            vr = create_view(v->e, ds, refs->v[i].ref, refs->v[i].has_as_of ? refs->v[i].as_of : NULL,
+                             refs->v[i].current);
+        if (vr == 0 && opts && opts->inputs_out)
+            vr = add_input(&v->inputs, &v->ninputs, refs->v[i].ref, ds,
+                           refs->v[i].has_as_of ? refs->v[i].as_of : NULL);
+        silt_dataset_free(ds);
+        if (vr == SILT_ENOMEM) {
+            rc = vr;
+        } else if (vr < 0 && refs->v[i].has_as_of) {
+            rc = vr; /* explicitly asked for: always an error */
+        } else if (vr < 0) {
+            if (!v->deferred) {
+                v->deferred = vr;
+                snprintf(v->deferred_msg, sizeof v->deferred_msg, "%s", silt_error_last());
+            }
+            silt_err_clear();
+        }
+        if (rc == 0 && vr == 0 && refs->v[i].current && !macro) {
+            rc = silt_query_create_current_macro(v->e);
+            macro = true;
+        }
+    }
+    return rc;
+}
+
+/* Opens the engine of one query: references, as-of, views, limits and the
+ * confinement (output: the Parquet file DuckDB writes, or NULL). On error
+ * everything is released. */
+static int sql_env_open(sql_env *v, silt_workspace *ws, const char *query, const silt_sql_opts *opts,
+                        const char *output)
+{
+    memset(v, 0, sizeof *v);
+    char **names = NULL;
+    int rc = silt_dataset_list(&names, ws);
+    if (rc < 0)
+        return rc;
+    size_t nnames = keep_visible(names, (size_t)rc, opts);
+    qrefs refs = {0};
+    rc = is_show_tables(query) ? show_tables_query(ws, names, nnames, &v->shown)
+                               : find_refs(query, names, nnames, &refs);
+    silt_strv_free(names);
+    if (rc == 0)
+        rc = apply_as_of(ws, &refs, opts);
+    if (rc == 0)
+        rc = silt_ws_engine_open(ws, &v->e, &v->tmpdir);
+    /* A name in the query may not be meant as a dataset (a column or a
+     * string that happens to equal a dataset name): a view that cannot be
+     * made is skipped, and its error is reported only if the query fails. */
+    if (rc == 0 && opts && opts->memory_limit)
+        rc = silt_engine_execf(v->e, "SET memory_limit = '%lluB'", (unsigned long long)opts->memory_limit);
+    if (rc == 0)
+        rc = make_views(ws, v, &refs, opts);
+    if (rc == 0 && !(opts && opts->unsafe_file_access))
+        rc = confine_for_sql(v->e, output, opts && opts->remote);
+    qrefs_free(&refs);
+    if (rc && v->e)
+        (void)silt_ws_engine_close(v->e, v->tmpdir, rc);
+    if (rc) {
+        free(v->shown);
+        free(v->inputs);
+        memset(v, 0, sizeof *v);
+    }
+    return rc;
+}
+
+/* The error of a failed query: a deferred view error explains it better. */
+static int sql_env_error(const sql_env *v, int rc)
+{
+    return rc < 0 && rc != SILT_ENOMEM && v->deferred ? silt_err(v->deferred, "%s", v->deferred_msg) : rc;
+}
+
+/* Closes the engine; rc is the call's result so far (returned, or the
+ * close's error). */
+static int sql_env_close(sql_env *v, int rc)
+{
+    if (v->e)
+        rc = silt_ws_engine_close(v->e, v->tmpdir, rc);
+    free(v->shown);
+    free(v->inputs);
+    memset(v, 0, sizeof *v);
+    return rc;
+}
+
 int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
 {
     if (opts && opts->rows_out)
@@ -536,75 +641,116 @@ int silt_sql(silt_workspace *ws, const char *query, const silt_sql_opts *opts)
         return rc;
     if (fmt == SILT_QFMT_PARQUET && !(opts && opts->output))
         return silt_err(SILT_EINVAL, "sql: format parquet needs an output file");
-    char **names = NULL;
-    rc = silt_dataset_list(&names, ws);
-    if (rc < 0)
+    sql_env v;
+    rc = sql_env_open(&v, ws, query, opts, fmt == SILT_QFMT_PARQUET ? opts->output : NULL);
+    if (rc)
         return rc;
-    size_t nnames = keep_visible(names, (size_t)rc, opts);
-    qrefs refs = {0};
-    char *shown = NULL; /* the query answering SHOW TABLES */
-    rc = is_show_tables(query) ? show_tables_query(ws, names, nnames, &shown)
-                               : find_refs(query, names, nnames, &refs);
-    silt_strv_free(names);
-    if (rc == 0)
-        rc = apply_as_of(ws, &refs, opts);
-    silt_engine *e = NULL;
-    char *tmpdir = NULL;
-    if (rc == 0)
-        rc = silt_ws_engine_open(ws, &e, &tmpdir);
-    /* A name in the query may not be meant as a dataset (a column or a
-     * string that happens to equal a dataset name): a view that cannot be
-     * made is skipped, and its error is reported only if the query fails. */
-    if (rc == 0 && opts && opts->memory_limit)
-        rc = silt_engine_execf(e, "SET memory_limit = '%lluB'", (unsigned long long)opts->memory_limit);
-    silt_sql_input *inputs = NULL;
-    size_t ninputs = 0;
-    bool macro = false;
-    int deferred = 0;
-    char deferred_msg[512] = "";
-    for (size_t i = 0; rc == 0 && i < refs.n; i++) {
-        silt_dataset *ds = NULL;
-        int vr = silt_dataset_open(&ds, ws, refs.v[i].ref);
-        if (vr == 0)
-            vr = create_view(e, ds, refs.v[i].ref, refs.v[i].has_as_of ? refs.v[i].as_of : NULL,
-                                     refs.v[i].current);
-        if (vr == 0 && opts && opts->inputs_out)
-            vr = add_input(&inputs, &ninputs, refs.v[i].ref, ds, refs.v[i].has_as_of ? refs.v[i].as_of : NULL);
-        silt_dataset_free(ds);
-        if (vr == SILT_ENOMEM) {
-            rc = vr;
-        } else if (vr < 0 && refs.v[i].has_as_of) {
-            rc = vr; /* explicitly asked for: always an error */
-        } else if (vr < 0) {
-            if (!deferred) {
-                deferred = vr;
-                snprintf(deferred_msg, sizeof deferred_msg, "%s", silt_error_last());
-            }
-            silt_err_clear();
-        }
-        if (rc == 0 && vr == 0 && refs.v[i].current && !macro) {
-            rc = silt_query_create_current_macro(e);
-            macro = true;
-        }
-    }
-    if (rc == 0 && !(opts && opts->unsafe_file_access))
-        rc = confine_for_sql(e, fmt == SILT_QFMT_PARQUET ? opts->output : NULL, opts && opts->remote);
-    if (rc == 0) {
-        rc = run_limited(e, shown ? shown : query, fmt, opts);
-        if (rc < 0 && rc != SILT_ENOMEM && deferred)
-            rc = silt_err(deferred, "%s", deferred_msg);
-    }
-    if (e)
-        rc = silt_ws_engine_close(e, tmpdir, rc);
-    qrefs_free(&refs);
+    rc = sql_env_error(&v, run_limited(v.e, v.shown ? v.shown : query, fmt, opts));
     if (rc == 0 && opts && opts->inputs_out) {
-        *opts->inputs_out = inputs;
+        *opts->inputs_out = v.inputs;
         if (opts->n_inputs_out)
-            *opts->n_inputs_out = ninputs;
-    } else {
-        free(inputs);
+            *opts->n_inputs_out = v.ninputs;
+        v.inputs = NULL;
     }
-    free(shown);
+    return sql_env_close(&v, rc);
+}
+
+/* ---- the Arrow C stream (silt_query_arrow) ---------------------------------------- */
+
+typedef struct arrow_cstream {
+    sql_env env;
+    silt_rstream *rs;
+    char error[1024]; /* the last error of get_schema / get_next */
+} arrow_cstream;
+
+static int cstream_fail(struct ArrowArrayStream *st, int rc)
+{
+    arrow_cstream *c = st->private_data;
+    snprintf(c->error, sizeof c->error, "%s", silt_error_last());
+    return rc == SILT_ENOMEM ? ENOMEM : EIO;
+}
+
+static int cstream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out)
+{
+    arrow_cstream *c = st->private_data;
+    int rc = silt_rstream_arrow_schema(c->rs, out);
+    return rc ? cstream_fail(st, rc) : 0;
+}
+
+static int cstream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out)
+{
+    arrow_cstream *c = st->private_data;
+    int rc = silt_rstream_next_array(c->rs, out);
+    if (rc < 0)
+        return cstream_fail(st, rc);
+    if (rc == 0)
+        memset(out, 0, sizeof *out); /* the end: release == NULL */
+    return 0;
+}
+
+static const char *cstream_last_error(struct ArrowArrayStream *st)
+{
+    arrow_cstream *c = st->private_data;
+    return c->error[0] ? c->error : NULL;
+}
+
+static void cstream_release(struct ArrowArrayStream *st)
+{
+    arrow_cstream *c = st->private_data;
+    silt_rstream_free(c->rs);
+    (void)sql_env_close(&c->env, 0);
+    free(c);
+    memset(st, 0, sizeof *st);
+}
+
+int silt_query_arrow(struct ArrowArrayStream *out, silt_workspace *ws, const char *query, const silt_sql_opts *opts)
+{
+    memset(out, 0, sizeof *out);
+    if (!query)
+        return silt_err(SILT_EINVAL, "sql: no query");
+    arrow_cstream *c = calloc(1, sizeof *c);
+    if (!c)
+        return silt_err(SILT_ENOMEM, "sql: out of memory");
+    int rc = sql_env_open(&c->env, ws, query, opts, NULL);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    rc = sql_env_error(&c->env, silt_query_stream_open(&c->rs, c->env.e, c->env.shown ? c->env.shown : query));
+    if (rc) {
+        rc = sql_env_close(&c->env, rc);
+        free(c);
+        return rc;
+    }
+    out->get_schema = cstream_get_schema;
+    out->get_next = cstream_get_next;
+    out->get_last_error = cstream_last_error;
+    out->release = cstream_release;
+    out->private_data = c;
+    return 0;
+}
+
+int silt_dataset_read_arrow(struct ArrowArrayStream *out, silt_workspace *ws, const char *ref, const char *as_of)
+{
+    memset(out, 0, sizeof *out);
+    if (!ref || !*ref)
+        return silt_err(SILT_EINVAL, "read: empty dataset reference");
+    silt_buf q = SILT_BUF_INIT, a = SILT_BUF_INIT;
+    char *qi = silt_sql_ident(ref);
+    int rc = qi && silt_buf_printf(&q, "SELECT * FROM %s ORDER BY \"offset\"", qi) == 0 ? 0 : SILT_ENOMEM;
+    if (rc == 0 && as_of)
+        rc = silt_buf_printf(&a, "%s=%s", ref, as_of) == 0 ? 0 : SILT_ENOMEM;
+    free(qi);
+    if (rc) {
+        silt_buf_free(&q);
+        silt_buf_free(&a);
+        return silt_err(SILT_ENOMEM, "read: out of memory");
+    }
+    const char *aov[1] = {a.data};
+    silt_sql_opts o = {.as_of = as_of ? aov : NULL, .n_as_of = as_of ? 1 : 0};
+    rc = silt_query_arrow(out, ws, q.data, &o);
+    silt_buf_free(&q);
+    silt_buf_free(&a);
     return rc;
 }
 

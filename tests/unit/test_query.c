@@ -5,6 +5,7 @@
  * events, independent of the ingestion pipeline. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,6 +711,134 @@ static void test_sql_unsafe_file_access(void **state)
                      "--unsafe-file-access)");
 }
 
+/* ---- the Arrow C stream (silt_query_arrow, silt_dataset_read_arrow) ---------------- */
+
+static int64_t i64_at(const struct ArrowArray *a, int64_t i) { return ((const int64_t *)a->buffers[1])[a->offset + i]; }
+
+static void utf8_at(const struct ArrowArray *a, int64_t i, char *out, size_t cap)
+{
+    const int32_t *off = a->buffers[1];
+    const char *data = a->buffers[2];
+    int32_t b = off[a->offset + i], e = off[a->offset + i + 1];
+    snprintf(out, cap, "%.*s", (int)(e - b), data + b);
+}
+
+static void test_query_arrow(void **state)
+{
+    (void)state;
+    struct ArrowArrayStream st;
+    assert_int_equal(silt_query_arrow(&st, g_ws, "SELECT city, population FROM pop WHERE op = 0 ORDER BY \"offset\"", NULL),
+                     0);
+    assert_null(st.get_last_error(&st));
+    struct ArrowSchema sc;
+    assert_int_equal(st.get_schema(&st, &sc), 0);
+    assert_string_equal(sc.format, "+s");
+    assert_int_equal(sc.n_children, 2);
+    assert_string_equal(sc.children[0]->name, "city");
+    assert_string_equal(sc.children[0]->format, "u");
+    assert_string_equal(sc.children[1]->name, "population");
+    assert_string_equal(sc.children[1]->format, "l");
+    sc.release(&sc);
+    struct ArrowArray b;
+    assert_int_equal(st.get_next(&st, &b), 0);
+    assert_non_null(b.release);
+    assert_int_equal(b.length, 5); /* A, B, C, D, E appended (op 0) */
+    assert_int_equal(b.n_children, 2);
+    st.release(&st); /* the stream first: the batch stays valid until its own release */
+    assert_null(st.release);
+    static const char *const cities[] = {"A", "B", "C", "D", "E"};
+    static const int64_t pops[] = {100, 200, 300, 400, 500};
+    for (int64_t i = 0; i < 5; i++) {
+        char c[8];
+        utf8_at(b.children[0], i, c, sizeof c);
+        assert_string_equal(c, cities[i]);
+        assert_int_equal(i64_at(b.children[1], i), pops[i]);
+    }
+    b.release(&b);
+}
+
+static void test_query_arrow_end_and_errors(void **state)
+{
+    (void)state;
+    struct ArrowArrayStream st;
+    assert_int_equal(silt_query_arrow(&st, g_ws, "SELECT range AS i FROM range(5000)", NULL), 0);
+    int64_t rows = 0, batches = 0, sum = 0;
+    for (;;) {
+        struct ArrowArray b;
+        assert_int_equal(st.get_next(&st, &b), 0);
+        if (!b.release)
+            break;
+        batches++;
+        rows += b.length;
+        for (int64_t i = 0; i < b.length; i++)
+            sum += i64_at(b.children[0], i);
+        b.release(&b);
+    }
+    assert_int_equal(rows, 5000);
+    assert_int_equal(batches, 3); /* 2048 + 2048 + 904 */
+    assert_int_equal(sum, 12497500);
+    struct ArrowArray again; /* after the end: the end again */
+    assert_int_equal(st.get_next(&st, &again), 0);
+    assert_null(again.release);
+    st.release(&st);
+
+    st.release = (void (*)(struct ArrowArrayStream *))1; /* zeroed on an error */
+    assert_int_equal(silt_query_arrow(&st, g_ws, "EXPLAIN SELECT 1", NULL), SILT_EINVAL);
+    assert_null(st.release);
+    assert_int_equal(silt_query_arrow(&st, g_ws, "SELECT * FROM pop; SELECT 1", NULL), SILT_EINVAL);
+    assert_null(st.release);
+    assert_int_equal(silt_query_arrow(&st, g_ws, "SELECT nope FROM pop", NULL), SILT_EINVAL);
+    assert_non_null(strstr(silt_error_last(), "nope"));
+    assert_null(st.release);
+    /* an error while reading: get_next fails with EIO and the message */
+    assert_int_equal(silt_query_arrow(&st, g_ws, "SELECT CASE WHEN range = 900000 THEN error('late') ELSE range END AS v "
+                                                 "FROM range(1000000)", NULL), 0);
+    int err = 0;
+    int64_t before = 0;
+    for (int k = 0; k < 1000 && !err; k++) { /* the engine computes ahead, but not a million rows */
+        struct ArrowArray b;
+        err = st.get_next(&st, &b);
+        if (!err && b.release) {
+            before += b.length;
+            b.release(&b);
+        }
+    }
+    assert_int_equal(err, EIO);
+    assert_true(before > 0 && before <= 900000);
+    assert_string_equal(st.get_last_error(&st), "sql: Invalid Input Error: late");
+    st.release(&st);
+}
+
+static void test_dataset_read_arrow(void **state)
+{
+    (void)state;
+    struct ArrowArrayStream st;
+    int64_t counts[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(silt_dataset_read_arrow(&st, g_ws, "pop", k == 0 ? g_blocks[0] : NULL), 0);
+        struct ArrowSchema sc;
+        assert_int_equal(st.get_schema(&st, &sc), 0);
+        assert_string_equal(sc.children[0]->name, "offset");
+        assert_string_equal(sc.children[0]->format, "L");
+        sc.release(&sc);
+        for (;;) {
+            struct ArrowArray b;
+            assert_int_equal(st.get_next(&st, &b), 0);
+            if (!b.release)
+                break;
+            for (int64_t i = 0; i < b.length; i++) /* offset order */
+                assert_int_equal(((const uint64_t *)b.children[0]->buffers[1])[i], (uint64_t)(counts[k] + i));
+            counts[k] += b.length;
+            b.release(&b);
+        }
+        st.release(&st);
+    }
+    assert_int_equal(counts[0], 3); /* as of the first AddData */
+    assert_int_equal(counts[1], 9);
+    assert_int_equal(silt_dataset_read_arrow(&st, g_ws, "nosuch", NULL), SILT_EINVAL);
+    assert_null(st.release);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -727,6 +856,9 @@ int main(void)
         cmocka_unit_test(test_confine_reads_only_view_files),
         cmocka_unit_test(test_confine_dirs_and_user_relations),
         cmocka_unit_test(test_sql_unsafe_file_access),
+        cmocka_unit_test(test_query_arrow),
+        cmocka_unit_test(test_query_arrow_end_and_errors),
+        cmocka_unit_test(test_dataset_read_arrow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
