@@ -15,3 +15,5 @@ echo
 bash "$root/bench/bench_avro.sh" "$build/silt" "$build/bench/avro_gen" "${SILT_BENCH_ROWS:-10000000}" "${SILT_BENCH_AVRO_RUNS:-3}"
 echo
 bash "$root/bench/bench_output.sh" "$build/silt" "${SILT_BENCH_OUTPUT_ROWS:-1000000}" "${SILT_BENCH_OUTPUT_RUNS:-3}"
+echo
+bash "$root/bench/bench_small.sh" "$build/silt" "${SILT_BENCH_SMALL_RUNS:-30}"
