@@ -968,6 +968,10 @@ typedef struct silt_scheduler_opts {
     size_t nflows;
     silt_report_fn log;       /* one line per run start and end; may be NULL */
     void *log_ctx;
+    /* called after each run with its history record (borrowed for the
+     * call); may be NULL */
+    void (*on_run)(void *ctx, const silt_flow_run *run);
+    void *on_run_ctx;
 } silt_scheduler_opts;
 
 /* A scheduler over the workspace in `dir` (as silt_workspace_open; each tick
@@ -986,17 +990,19 @@ void silt_scheduler_free(silt_scheduler *s);
  * slot) until a run succeeds; a busy dataset is tried again after 30 s. A
  * flow is claimed (its state saved) before it runs, so two schedulers never
  * run one slot twice; the dataset's pull lock keeps runs from overlapping.
- * Every run is logged and appended to the history. Returns the number of
- * runs (>= 0) or an error (the workspace, state or clock could not be
- * read; a failed run is not an error of the tick). *next_due (may be NULL):
- * the earliest time something becomes due, -1 if never. */
+ * Every run is logged, appended to the history and given to opts->on_run.
+ * Returns the number of runs (>= 0) or an error (the workspace, state or
+ * clock could not be read; a failed run is not an error of the tick).
+ * *next_due (may be NULL): the earliest time something becomes due, -1 if
+ * never. */
 int silt_scheduler_tick(silt_scheduler *s, int64_t *next_due);
 
 /* Runs flow `name` now (trigger "manual"), due or not; its schedule counts
- * as satisfied up to now. 0 after the run whatever its outcome (*run_out, may be NULL,
- * gets a copy: free its strings with silt_flow_runs_free(run, 1) semantics
- * via silt_flow_run_clear), SILT_ENOTFOUND for an unknown flow. */
-int silt_scheduler_run_flow(silt_scheduler *s, const char *name, silt_flow_run *run_out);
+ * as satisfied up to now. 0 after the run whatever its outcome (reported as
+ * by a tick), SILT_ENOTFOUND "flow 'NAME' not found". */
+int silt_scheduler_run_flow(silt_scheduler *s, const char *name);
+
+/* Frees the strings of *r and zeroes it. */
 void silt_flow_run_clear(silt_flow_run *r);
 
 /* Ticks until silt_scheduler_stop: once a second on the real clock, every

@@ -21,7 +21,7 @@
 #include "util/fsutil.h"
 #include "util/timeutil.h"
 
-char *silt_sched_path(silt_workspace *ws, const char *file)
+char *silt_sched_path(silt_workspace *ws, const char *file, bool create)
 {
     char *dir = silt_path_join(silt_workspace_path(ws), "flows", NULL);
     char *p = dir ? silt_path_join(dir, file, NULL) : NULL;
@@ -30,7 +30,7 @@ char *silt_sched_path(silt_workspace *ws, const char *file)
         silt_err(SILT_ENOMEM, "flows: out of memory");
         return NULL;
     }
-    int rc = silt_fs_mkdirs(dir);
+    int rc = create ? silt_fs_mkdirs(dir) : 0;
     free(dir);
     if (rc < 0) {
         free(p);
@@ -144,8 +144,8 @@ int silt_flow_schedule_set(silt_workspace *ws, const char *dataset, const char *
         rc = schedulable(ws, dataset);
     if (rc < 0)
         return rc;
-    char *path = silt_sched_path(ws, "schedules.json");
-    char *lpath = silt_sched_path(ws, "schedules.lock");
+    char *path = silt_sched_path(ws, "schedules.json", true);
+    char *lpath = silt_sched_path(ws, "schedules.lock", true);
     int fd = path && lpath ? silt_fs_lock(lpath, true) : silt_error_code();
     json_t *j = NULL;
     rc = fd < 0 ? fd : load_object(path, &j);
@@ -187,7 +187,7 @@ int silt_flow_schedules_list(silt_flow_info **out, size_t *n, silt_workspace *ws
     *n = 0;
     if (now < 0)
         now = silt_time_now().sec;
-    char *path = silt_sched_path(ws, "schedules.json");
+    char *path = silt_sched_path(ws, "schedules.json", false);
     json_t *j = NULL;
     int rc = path ? load_object(path, &j) : silt_error_code();
     free(path);
@@ -417,7 +417,7 @@ int silt_sched_history_read(const char *path, const char *flow, silt_flow_run **
 
 int silt_flow_history(silt_flow_run **out, size_t *n, silt_workspace *ws, const char *flow)
 {
-    char *path = silt_sched_path(ws, "history.jsonl");
+    char *path = silt_sched_path(ws, "history.jsonl", false);
     if (!path)
         return silt_error_code();
     int rc = silt_sched_history_read(path, flow, out, n);

@@ -147,6 +147,8 @@ struct silt_scheduler {
     size_t nnames;
     silt_report_fn log;
     void *log_ctx;
+    void (*on_run)(void *ctx, const silt_flow_run *run);
+    void *on_run_ctx;
     atomic_bool stop;
 };
 
@@ -244,8 +246,8 @@ static int state_begin(silt_workspace *ws, state_txn *t)
 {
     memset(t, 0, sizeof *t);
     t->fd = -1;
-    char *lpath = silt_sched_path(ws, "state.lock");
-    t->path = silt_sched_path(ws, "state.json");
+    char *lpath = silt_sched_path(ws, "state.lock", true);
+    t->path = silt_sched_path(ws, "state.json", true);
     int rc = lpath && t->path ? 0 : silt_error_code();
     if (rc == 0 && (t->fd = silt_fs_lock(lpath, true)) < 0)
         rc = t->fd;
@@ -357,7 +359,7 @@ static void log_run(silt_scheduler *s, const silt_flow_run *r, const silt_sched_
 /* Runs claimed flow f (state *st as claimed, trigger named), records it,
  * updates its state. */
 static int run_claimed(silt_scheduler *s, silt_workspace *ws, const sflow *f, const char *trigger,
-                       unsigned attempt, int64_t start, silt_flow_run *out)
+                       unsigned attempt, int64_t start)
 {
     silt_flow_run r;
     memset(&r, 0, sizeof r);
@@ -389,16 +391,15 @@ static int run_claimed(silt_scheduler *s, silt_workspace *ws, const sflow *f, co
         int rc2 = state_end(&t, rc == 0);
         rc = rc ? rc : rc2;
     }
-    char *hpath = silt_sched_path(ws, "history.jsonl");
+    char *hpath = silt_sched_path(ws, "history.jsonl", true);
     int hrc = hpath ? silt_sched_history_append(hpath, &r, SILT_FLOW_HISTORY_MAX) : silt_error_code();
     free(hpath);
     rc = rc ? rc : hrc;
     if (rc == 0)
         log_run(s, &r, &st);
-    if (out)
-        *out = r;
-    else
-        silt_flow_run_clear(&r);
+    if (rc == 0 && s->on_run)
+        s->on_run(s->on_run_ctx, &r);
+    silt_flow_run_clear(&r);
     return rc;
 }
 
@@ -407,6 +408,8 @@ static int run_claimed(silt_scheduler *s, silt_workspace *ws, const sflow *f, co
 static int claim(silt_workspace *ws, const sflow *f, int64_t now, bool manual, const char **trigger,
                  unsigned *attempt, int64_t *next_due)
 {
+    if (!manual && !f->ncrons)
+        return 0; /* never due (a failed manual run is not retried either) */
     state_txn t;
     int rc = state_begin(ws, &t);
     if (rc < 0)
@@ -450,6 +453,8 @@ int silt_scheduler_new(silt_scheduler **out, const char *dir, const silt_schedul
     if (opts) {
         s->log = opts->log;
         s->log_ctx = opts->log_ctx;
+        s->on_run = opts->on_run;
+        s->on_run_ctx = opts->on_run_ctx;
         if (opts->nflows && !(s->names = calloc(opts->nflows, sizeof *s->names)))
             goto oom;
         for (size_t i = 0; i < opts->nflows; i++, s->nnames++)
@@ -496,7 +501,7 @@ int silt_scheduler_tick(silt_scheduler *s, int64_t *next_due)
         int c = claim(ws, &fs.v[i], now, false, &trigger, &attempt, &nd);
         if (c < 0)
             rc = c;
-        else if (c == 1 && (rc = run_claimed(s, ws, &fs.v[i], trigger, attempt, now, NULL)) == 0)
+        else if (c == 1 && (rc = run_claimed(s, ws, &fs.v[i], trigger, attempt, now)) == 0)
             runs++;
     }
     /* a flow run by this tick is due again no earlier than its next slot */
@@ -512,10 +517,8 @@ int silt_scheduler_tick(silt_scheduler *s, int64_t *next_due)
     return rc < 0 ? rc : runs;
 }
 
-int silt_scheduler_run_flow(silt_scheduler *s, const char *name, silt_flow_run *run_out)
+int silt_scheduler_run_flow(silt_scheduler *s, const char *name)
 {
-    if (run_out)
-        memset(run_out, 0, sizeof *run_out);
     int64_t now;
     int rc = silt_scheduler_clock(&now);
     silt_workspace *ws = NULL;
@@ -535,7 +538,7 @@ int silt_scheduler_run_flow(silt_scheduler *s, const char *name, silt_flow_run *
     unsigned attempt = 1;
     int64_t nd = -1;
     if (rc == 0 && (rc = claim(ws, f, now, true, &trigger, &attempt, &nd)) == 1)
-        rc = run_claimed(s, ws, f, trigger, attempt, now, run_out);
+        rc = run_claimed(s, ws, f, trigger, attempt, now);
     flowset_free(&fs);
     silt_workspace_free(ws);
     return rc < 0 ? rc : 0;

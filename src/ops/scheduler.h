@@ -57,9 +57,9 @@ int silt_sched_history_read(const char *path, const char *flow, silt_flow_run **
 
 /* ---- storage (flow_store.c): `.silt/flows/` ------------------------------ */
 
-/* `.silt/flows/<file>` of the workspace in a malloc'd string (created dir);
- * NULL on failure (error set). */
-char *silt_sched_path(silt_workspace *ws, const char *file);
+/* `.silt/flows/<file>` of the workspace in a malloc'd string (the directory
+ * created when `create`); NULL on failure (error set). */
+char *silt_sched_path(silt_workspace *ws, const char *file, bool create);
 
 /* state.json as one JSON object (new reference; missing = {}). The caller
  * holds the flock of state.lock (silt_fs_lock) around load … save. */
