@@ -249,21 +249,28 @@ static char *dup_field(const json_t *j, const char *key)
     return s ? strdup(s) : NULL;
 }
 
-/* 0, or -1 when `j` is not a run record (or out of memory). */
+/* 0, 1 when `j` is not a run record, or SILT_ENOMEM. */
 static int run_from_json(const json_t *j, silt_flow_run *r)
 {
     memset(r, 0, sizeof *r);
     silt_time st, en;
     const char *s = json_string_value(json_object_get(j, "start"));
     const char *e = json_string_value(json_object_get(j, "end"));
-    if (!s || !e || silt_time_parse(s, &st) < 0 || silt_time_parse(e, &en) < 0)
-        return -1;
+    if (!s || !e || silt_time_parse(s, &st) < 0 || silt_time_parse(e, &en) < 0) {
+        silt_err_clear();
+        return 1;
+    }
+    static const char *const REQUIRED[] = {"flow", "dataset", "trigger", "outcome"};
+    for (size_t i = 0; i < 4; i++)
+        if (!json_is_string(json_object_get(j, REQUIRED[i])))
+            return 1;
     r->start = st.sec;
     r->end = en.sec;
     r->flow = dup_field(j, "flow");
     r->dataset = dup_field(j, "dataset");
     r->trigger = dup_field(j, "trigger");
     r->outcome = dup_field(j, "outcome");
+    bool has_error = json_is_string(json_object_get(j, "error"));
     r->error = dup_field(j, "error");
     r->attempt = (unsigned)json_integer_value(json_object_get(j, "attempt"));
     r->records = (uint64_t)json_integer_value(json_object_get(j, "records"));
@@ -272,9 +279,9 @@ static int run_from_json(const json_t *j, silt_flow_run *r)
     r->has_offsets = json_is_integer(fo) && json_is_integer(lo);
     r->first_offset = (uint64_t)json_integer_value(fo);
     r->last_offset = (uint64_t)json_integer_value(lo);
-    if (!r->flow || !r->dataset || !r->trigger || !r->outcome) {
+    if (!r->flow || !r->dataset || !r->trigger || !r->outcome || (has_error && !r->error)) {
         silt_flow_run_clear(r);
-        return -1;
+        return silt_err(SILT_ENOMEM, "flows: out of memory");
     }
     return 0;
 }
@@ -315,7 +322,12 @@ static int history_load(const char *path, json_t **lines)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
         json_t *j = json_loadb(p, (size_t)(le - p), 0, NULL);
-        if (json_is_object(j) && json_array_append(*lines, j) < 0)
+        silt_flow_run r = {0};
+        int v = json_is_object(j) ? run_from_json(j, &r) : 1;
+        if (v < 0)
+            rc = v;
+        silt_flow_run_clear(&r);
+        if (v == 0 && json_array_append(*lines, j) < 0)
             rc = silt_err(SILT_ENOMEM, "flows: out of memory");
         json_decref(j);
         p = le + 1;
@@ -406,8 +418,13 @@ int silt_sched_history_read(const char *path, const char *flow, silt_flow_run **
         json_t *j = json_array_get(lines, i);
         if (flow && !is_flow(j, flow))
             continue;
-        if (run_from_json(j, &v[k]) == 0)
-            k++;
+        int x = run_from_json(j, &v[k]);
+        if (x < 0) {
+            silt_flow_runs_free(v, k);
+            json_decref(lines);
+            return x;
+        }
+        k += x == 0;
     }
     json_decref(lines);
     *out = v;
