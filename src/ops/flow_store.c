@@ -317,7 +317,7 @@ static int history_load(const char *path, json_t **lines)
         silt_err_clear();
         rc = 0;
     }
-    const char *p = (const char *)b.data, *end = p + b.len;
+    const char *p = (const char *)b.data, *end = p ? p + b.len : NULL;
     while (rc == 0 && p && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
