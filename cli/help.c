@@ -181,7 +181,7 @@ static const help_entry HELP[] = {
      "  --all   every dataset of the workspace\n", "silt verify --all\n"},
     {"block", "hash or decode a metadata block", "silt block hash FILE.yaml\nsilt block decode FILE", NULL,
      "silt block decode .silt/datasets/*/blocks/f1620…\n"},
-    {"serve", "the HTTP node: Foundry datasets API v2, ODF routes",
+    {"serve", "the HTTP node: Foundry datasets API v2, ODF routes, the flow scheduler",
      "silt serve [--listen HOST:PORT] [--workspace DIR] [--max-upload SIZE] [--allow-origin ORIGIN]...",
      "  --listen HOST:PORT        address (default 127.0.0.1:8080; port 0 = any free port)\n"
      "  --max-upload SIZE         largest request body, e.g. 512M (default 16G)\n"

@@ -253,15 +253,20 @@ CSV
 # a manual run of a named flow, due or not
 ok flows run --once rates-flow
 assert_eq "$OUT" "rates-flow: up to date" "manual run"
+ok --json flows run --once rates-flow
+assert_eq "$OUT" '[{"flow":"rates-flow","dataset":"rates","trigger":"manual","outcome":"up-to-date","start":"2024-05-01T12:30:00.000Z","end":"2024-05-01T12:30:00.000Z","attempt":1,"records":0,"blocks":0,"firstOffset":null,"lastOffset":null,"error":null}]' "flows run --once --json"
 ok flows history rates-flow
-assert_eq "$(printf '%s\n' "$OUT" | sed -n 2p | awk '{print $5, $6}')" "manual up-to-date" "manual trigger"
+assert_eq "$(printf '%s\n' "$OUT" | awk 'NR > 1 {print $5, $6}')" "manual up-to-date
+manual up-to-date
+schedule ok" "manual trigger"
 fails 1 "silt: flow 'nope' not found" flows run --once nope
 
 # ---- the pull lock ------------------------------------------------------------------------------
 SLOW="$T_DIR/slow"
 MARK="$T_DIR/mark"
 glob_ds slow "$SLOW" "[sh, -c, 'touch $MARK; sleep 2; cat']"
-ok flows set slow --cron '0 0 1 1 *'
+ok --json flows set slow --cron '0 0 1 1 *'
+assert_eq "$OUT" '{"name":"slow","cron":"0 0 1 1 *"}' "flows set --json"
 wait_mark() {
     local _
     for _ in $(seq 100); do
