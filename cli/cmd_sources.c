@@ -1,16 +1,14 @@
-/* cmd_sources.c — `silt sources` and `silt flows`: list the Source and Flow
+/* cmd_sources.c — `silt sources`: lists the Source
  * resources of the workspace (stored by `silt add`), as a table or, with
  * --json, one JSON array. `sources` then notes the files FilesGlob pulls
  * skipped (any dataset's source; with --json under each Source resource's
- * "skipped"). Uses the public API only. Next run times are UTC,
- * computed from the current time (SILT_FAKE_SYSTEM_TIME in tests). */
+ * "skipped"). Uses the public API only. `silt flows` is cmd_flows.c. */
 #include "cli.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int no_args(int argc, char **argv, const char *cmd)
 {
@@ -94,67 +92,6 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
     }
     silt_skipped_files_free(sk, nsk);
     silt_sources_free(v, n);
-    silt_workspace_free(ws);
-    return EXIT_OK;
-}
-
-static void fmt_time(int64_t t, char *out, size_t cap)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (t < 0 || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        snprintf(out, cap, "-");
-}
-
-int cmd_flows(cli_ctx *c, int argc, char **argv)
-{
-    int rc = no_args(argc, argv, "flows");
-    if (rc)
-        return rc;
-    silt_workspace *ws;
-    if (cli_open_workspace(c, &ws))
-        return EXIT_FAIL;
-    silt_flow_info *v = NULL;
-    size_t n = 0;
-    if (silt_flows_list(&v, &n, ws, -1) < 0) {
-        silt_workspace_free(ws);
-        return cli_fail(NULL);
-    }
-    json_t *arr = c->json ? json_array() : NULL;
-    if (!c->json && n)
-        printf("%-24s %-24s %-24s %-20s %s\n", "NAME", "TARGET", "SOURCE", "NEXT RUN", "SCHEDULE");
-    for (size_t i = 0; i < n; i++) {
-        char next[40];
-        fmt_time(v[i].next_run, next, sizeof next);
-        if (arr) {
-            json_t *sched = json_array();
-            for (size_t j = 0; sched && j < v[i].nschedules; j++)
-                json_array_append_new(sched, json_string(v[i].schedules[j]));
-            json_array_append_new(
-                arr, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "name", v[i].name, "target", v[i].target,
-                               "schedules", sched ? sched : json_array(), "nextRun",
-                               v[i].next_run >= 0 ? json_string(next) : json_null(), "source",
-                               v[i].source ? json_string(v[i].source) : json_null(),
-                               "targetRecordsPerSlice",
-                               v[i].target_records_per_slice
-                                   ? json_integer((json_int_t)v[i].target_records_per_slice)
-                                   : json_null()));
-        } else {
-            char sched[256] = "";
-            size_t o = 0;
-            for (size_t j = 0; j < v[i].nschedules && o < sizeof sched; j++) {
-                int w = snprintf(sched + o, sizeof sched - o, "%s%s", j ? "; " : "", v[i].schedules[j]);
-                if (w < 0)
-                    break;
-                o += (size_t)w;
-            }
-            printf("%-24s %-24s %-24s %-20s %s\n", v[i].name, v[i].target, v[i].source ? v[i].source : "-",
-                   next, v[i].nschedules ? sched : "-");
-        }
-    }
-    if (arr)
-        print_json(arr);
-    silt_flows_free(v, n);
     silt_workspace_free(ws);
     return EXIT_OK;
 }

@@ -26,6 +26,8 @@ static const char *ENV_TEXT =
     "  SILT_WORKSPACE            workspace directory (default: the nearest .silt/ upwards)\n"
     "  SILT_SECRET_<NAME>        a secret for ${{ secrets.NAME }} in source configs\n"
     "  SILT_FAKE_SYSTEM_TIME     RFC 3339 time used as 'now' (tests, reproducible runs)\n"
+    "  SILT_SCHEDULER_CLOCK_FILE (tests only) a file holding the flow scheduler's 'now' (RFC 3339),\n"
+    "                            read at every tick\n"
     "  SILT_GC_GRACE_SECONDS     age before gc deletes unreferenced objects (default 3600)\n"
     "  SILT_PROGRESS_INTERVAL_MS time between redraws of the progress line on a terminal (default 100)\n"
     "  SILT_ADMIN_TOKEN          (silt serve) a bearer token accepted with the admin scope\n";
@@ -113,7 +115,20 @@ static const help_entry HELP[] = {
      "silt pull city-populations\nsilt pull --all\n"},
     {"sources", "list the Source resources (silt add) and the files pulls skipped", "silt sources", NULL,
      "silt sources\nsilt --json sources\n"},
-    {"flows", "list the Flow resources and their next run", "silt flows", NULL, "silt flows\n"},
+    {"flows", "flows (Flow resources, scheduled polling sources): list, schedule, run, history",
+     "silt flows\n"
+     "silt flows set NAME --cron EXPR | --none\n"
+     "silt flows run [NAME...] [--once]\n"
+     "silt flows history [NAME]",
+     "  --cron EXPR   (set) schedule dataset NAME's SetPollingSource: 5 cron fields\n"
+     "                (minute hour day-of-month month day-of-week, UTC), or 6 with a\n"
+     "                leading second; @hourly, @daily, ... macros\n"
+     "  --none        (set) remove that schedule\n"
+     "  --once        (run) run the named flows now (without names: the due ones),\n"
+     "                print one line per run and exit (1 if a run failed); without\n"
+     "                --once, run due flows until SIGINT/SIGTERM, logging on stderr\n",
+     "silt flows set dumps --cron '*/30 * * * *'\nsilt flows run --once dumps\nsilt flows run\n"
+     "silt flows history dumps\n"},
     {"txn", "transactions of a files dataset",
      "silt txn start NAME[@BRANCH] --type snapshot|append|update|delete\n"
      "silt txn put NAME RID FILE|DIR... [--base DIR] | put NAME RID FILE --as PATH\n"
@@ -167,7 +182,7 @@ static const help_entry HELP[] = {
      "  --all   every dataset of the workspace\n", "silt verify --all\n"},
     {"block", "hash or decode a metadata block", "silt block hash FILE.yaml\nsilt block decode FILE", NULL,
      "silt block decode .silt/datasets/*/blocks/f1620…\n"},
-    {"serve", "the HTTP node: Foundry datasets API v2, ODF routes",
+    {"serve", "the HTTP node: Foundry datasets API v2, ODF routes, the flow scheduler",
      "silt serve [--listen HOST:PORT] [--workspace DIR] [--max-upload SIZE] [--allow-origin ORIGIN]...",
      "  --listen HOST:PORT        address (default 127.0.0.1:8080; port 0 = any free port)\n"
      "  --max-upload SIZE         largest request body, e.g. 512M (default 16G)\n"

@@ -877,6 +877,8 @@ typedef struct silt_pull_opts {
     void *warn_ctx;
     silt_progress_fn progress;  /* may be NULL; phase "pull", unit "files" */
     void *progress_ctx;
+    bool no_wait;               /* another pull of the dataset is running: fail at once
+                                   (SILT_ECONFLICT, out->busy) instead of waiting for it */
 } silt_pull_opts;
 
 typedef struct silt_pull_result {
@@ -889,6 +891,7 @@ typedef struct silt_pull_result {
     bool has_watermark;
     char watermark[40];         /* RFC 3339 */
     char head[70];
+    bool busy;                  /* opts->no_wait and another pull held the lock: nothing done */
 } silt_pull_result;
 
 /* Runs the dataset's polling source (SetPollingSource): ingress (Url,
@@ -900,7 +903,10 @@ typedef struct silt_pull_result {
  * returned (out still tells what was committed). With opts->set_watermark
  * only an AddData advancing the watermark is committed. Lost races are
  * retried as for silt_dataset_ingest; an input another writer has already
- * ingested (the source state moved) is SILT_ECONFLICT. */
+ * ingested (the source state moved) is SILT_ECONFLICT. Pulls of one dataset
+ * never overlap: each holds the dataset's pull lock (info/pull.lock, a flock
+ * released even on SIGKILL) and waits for it, or with opts->no_wait fails
+ * with SILT_ECONFLICT "pull 'NAME': another pull of the dataset is running". */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
 
 /* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
@@ -963,6 +969,119 @@ typedef struct silt_flow_info {
  * SILT_FAKE_SYSTEM_TIME). Caller owns *out: free with silt_flows_free. */
 int silt_flows_list(silt_flow_info **out, size_t *n, silt_workspace *ws, int64_t now);
 void silt_flows_free(silt_flow_info *v, size_t n);
+
+/* ---- flow scheduler (src/ops/scheduler.c; docs/ingestion.md "Flows and the
+ * scheduler") ----------------------------------------------------------------
+ *
+ * A flow is a Flow resource (its Schedule triggers; a run = `silt pull` of
+ * its target) or a legacy schedule given to a root dataset with a
+ * SetPollingSource (`silt flows set NAME --cron EXPR`; the flow is named
+ * after the dataset). Cron: 5 fields, or 6 with a leading second (cron.h).
+ * Everything lives in `.silt/flows/`: schedules.json (legacy schedules),
+ * state.json (per flow: the time up to which its schedule is satisfied,
+ * consecutive failures, the next retry) and history.jsonl (the runs, at
+ * most SILT_FLOW_HISTORY_MAX per flow), each rewritten atomically under its
+ * own flock. */
+
+#define SILT_FLOW_HISTORY_MAX 1000
+
+/* Sets (cron != NULL) or removes (cron == NULL) the schedule of the root
+ * dataset `dataset`'s SetPollingSource. SILT_EINVAL for a bad cron
+ * expression (one line from the parser: "invalid cron expression '…': …"),
+ * a dataset without a SetPollingSource, or one a Flow resource targets
+ * (its schedule is the flow's); SILT_ENOTFOUND for an unknown dataset or,
+ * when removing, a dataset without a schedule. */
+int silt_flow_schedule_set(silt_workspace *ws, const char *dataset, const char *cron);
+
+/* The legacy schedules as flows (name = target = the dataset, one schedule,
+ * source NULL), sorted by name; next_run from `now` as silt_flows_list.
+ * Free with silt_flows_free. */
+int silt_flow_schedules_list(silt_flow_info **out, size_t *n, silt_workspace *ws, int64_t now);
+
+/* One run of a flow, as kept in the history. */
+typedef struct silt_flow_run {
+    char *flow;
+    char *dataset;
+    char *trigger;   /* "schedule", "missed" (slots passed while no scheduler ran:
+                        run once), "retry" (after a failure), "manual" */
+    char *outcome;   /* "ok" (records added), "up-to-date", "failed", "busy" (another
+                        pull of the dataset was running; not run), "aborted" (stopped
+                        by SIGTERM: only whole AddData blocks were committed) */
+    int64_t start, end; /* scheduler clock, UNIX seconds */
+    unsigned attempt;   /* 1, or 1 + the failures before it */
+    uint64_t records;   /* records added */
+    uint64_t blocks;    /* AddData blocks committed */
+    bool has_offsets;
+    uint64_t first_offset, last_offset;
+    char *error;        /* one line; NULL unless failed/busy/aborted */
+} silt_flow_run;
+
+/* The history, newest first; only `flow`'s runs when it is not NULL. An
+ * empty history is not an error. Free with silt_flow_runs_free. */
+int silt_flow_history(silt_flow_run **out, size_t *n, silt_workspace *ws, const char *flow);
+void silt_flow_runs_free(silt_flow_run *v, size_t n);
+
+/* The scheduler's clock (UNIX seconds): the time written in the file named by
+ * $SILT_SCHEDULER_CLOCK_FILE (RFC 3339; read on every call — test-only, so
+ * tests move time deterministically), else silt_time_now (which honours
+ * SILT_FAKE_SYSTEM_TIME). SILT_EINVAL when the clock file cannot be read or
+ * parsed. */
+int silt_scheduler_clock(int64_t *now);
+
+typedef struct silt_scheduler silt_scheduler;
+
+typedef struct silt_scheduler_opts {
+    const char *const *flows; /* only these flows (names); NULL = every flow */
+    size_t nflows;
+    silt_report_fn log;       /* one line per run start and end; may be NULL */
+    void *log_ctx;
+    /* called after each run with its history record (borrowed for the
+     * call); may be NULL */
+    void (*on_run)(void *ctx, const silt_flow_run *run);
+    void *on_run_ctx;
+} silt_scheduler_opts;
+
+/* A scheduler over the workspace in `dir` (as silt_workspace_open; each tick
+ * opens it anew, so a scheduler may run on its own thread). opts->flows
+ * are checked at each tick (an unknown name is SILT_ENOTFOUND "flow 'X' not
+ * found"). *out: free with silt_scheduler_free. */
+int silt_scheduler_new(silt_scheduler **out, const char *dir, const silt_scheduler_opts *opts);
+void silt_scheduler_free(silt_scheduler *s);
+
+/* One tick at the scheduler clock's time: runs every due flow once, one at a
+ * time. A flow is due when a cron slot passed since its state's time (any
+ * number of slots: one run, trigger "missed" when more than one slot passed
+ * or the slot is a minute late), or its retry time came. A flow seen for
+ * the first time is not due: its schedule starts now. A failed run is
+ * retried after 30 s, 1, 2, 4, 8 min, then every 10 min (and still at each
+ * slot) until a run succeeds; a busy dataset is tried again after 30 s. A
+ * flow is claimed (its state saved) before it runs, so two schedulers never
+ * run one slot twice; the dataset's pull lock keeps runs from overlapping.
+ * Every run is logged, appended to the history and given to opts->on_run.
+ * Returns the number of runs (>= 0) or an error (the workspace, state or
+ * clock could not be read; a failed run is not an error of the tick).
+ * *next_due (may be NULL): the earliest time something becomes due, -1 if
+ * never. */
+int silt_scheduler_tick(silt_scheduler *s, int64_t *next_due);
+
+/* Runs flow `name` now (trigger "manual"), due or not; its schedule counts
+ * as satisfied up to now. 0 after the run whatever its outcome (reported as
+ * by a tick), SILT_ENOTFOUND "flow 'NAME' not found". */
+int silt_scheduler_run_flow(silt_scheduler *s, const char *name);
+
+/* Frees the strings of *r and zeroes it. */
+void silt_flow_run_clear(silt_flow_run *r);
+
+/* Ticks until silt_scheduler_stop: once a second on the real clock, every
+ * 200 ms when $SILT_SCHEDULER_CLOCK_FILE is set. A tick that fails is
+ * logged and the loop goes on. Returns 0 once stopped. */
+int silt_scheduler_loop(silt_scheduler *s);
+
+/* Asks the scheduler to stop (async-signal-safe, any thread): the loop
+ * returns after the current tick, and a run in progress stops at its next
+ * safe point (a FilesGlob pull between files: SILT_ECANCELED, outcome
+ * "aborted", retried at the next start; nothing half-committed). */
+void silt_scheduler_stop(silt_scheduler *s);
 
 /* ---- schemas on files datasets (src/files/files_schema.c) ---------------- */
 

@@ -28,7 +28,8 @@ static const char *const MONTHS[] = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
                                      "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
 static const char *const DAYS[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
 
-static const field_def FIELDS[5] = {
+static const field_def FIELDS[6] = {
+    {"second", 0, 59, NULL, 0, 0},
     {"minute", 0, 59, NULL, 0, 0},
     {"hour", 0, 23, NULL, 0, 0},
     {"day-of-month", 1, 31, NULL, 0, 0},
@@ -180,39 +181,40 @@ int silt_cron_parse(silt_cron *out, const char *expr)
         int rc = silt_cron_parse(out, found);
         return rc;
     }
-    const char *p = text;
-    uint64_t bits[5] = {0};
+    /* split into fields: 5 (minute first) or 6 (second first) */
+    const char *fs[7], *fe[7];
     int nf = 0;
-    while (*p) {
+    for (const char *p = text; *p && nf < 7;) {
         while (isspace((unsigned char)*p))
             p++;
         if (!*p)
             break;
-        const char *fs = p;
+        fs[nf] = p;
         while (*p && !isspace((unsigned char)*p))
             p++;
-        if (nf == 5) {
-            nf++;
-            break;
-        }
-        pctx c = {expr, &FIELDS[nf]};
-        const char *e = fs;
-        while (e <= p) {
+        fe[nf++] = p;
+    }
+    if (nf != 5 && nf != 6)
+        return silt_err(SILT_EINVAL,
+                        "invalid cron expression '%s': expected 5 fields (minute hour day-of-month "
+                        "month day-of-week) or 6 (second first), got %s%d",
+                        expr, nf > 6 ? "more than " : "", nf > 6 ? 6 : nf);
+    uint64_t bits[6] = {0};
+    int first = 6 - nf; /* index into FIELDS: 0 = second */
+    for (int i = 0; i < nf; i++) {
+        pctx c = {expr, &FIELDS[first + i]};
+        for (const char *e = fs[i]; e <= fe[i];) {
             const char *q = e;
-            while (q < p && *q != ',')
+            while (q < fe[i] && *q != ',')
                 q++;
-            int rc = parse_element(&c, e, q, &bits[nf]);
+            int rc = parse_element(&c, e, q, &bits[first + i]);
             if (rc < 0)
                 return rc;
             e = q + 1;
         }
-        nf++;
     }
-    if (nf != 5)
-        return silt_err(SILT_EINVAL,
-                        "invalid cron expression '%s': expected 5 fields (minute hour day-of-month "
-                        "month day-of-week), got %s%d",
-                        expr, nf > 5 ? "more than " : "", nf > 5 ? 5 : nf);
+    out->second = nf == 6 ? bits[0] : 1u; /* 5 fields: second 0 */
+    bits[0] = bits[1], bits[1] = bits[2], bits[2] = bits[3], bits[3] = bits[4], bits[4] = bits[5];
     out->minute = bits[0];
     out->hour = (uint32_t)bits[1];
     out->dom = (uint32_t)bits[2];
@@ -266,7 +268,8 @@ static bool day_matches(const silt_cron *c, int64_t days, int dom)
     return dm || wm;
 }
 
-int silt_cron_next(const silt_cron *c, int64_t after, int64_t *next_out)
+/* First matching whole minute strictly after `after`. */
+static int next_minute(const silt_cron *c, int64_t after, int64_t *next_out)
 {
     if (after > INT64_MAX / 2 || after < INT64_MIN / 2)
         return silt_err(SILT_EINVAL, "cron: time %lld out of range", (long long)after);
@@ -310,4 +313,32 @@ int silt_cron_next(const silt_cron *c, int64_t after, int64_t *next_out)
         mins = 0;
     }
     return silt_err(SILT_ENOTFOUND, "cron expression never fires");
+}
+
+/* The lowest allowed second >= from, or -1. */
+static int second_from(const silt_cron *c, int from)
+{
+    for (int s = from; s < 60; s++)
+        if ((c->second >> s) & 1u)
+            return s;
+    return -1;
+}
+
+int silt_cron_next(const silt_cron *c, int64_t after, int64_t *next_out)
+{
+    if (after > INT64_MAX / 2 || after < INT64_MIN / 2)
+        return silt_err(SILT_EINVAL, "cron: time %lld out of range", (long long)after);
+    int64_t minute = floor_div(after, 60) * 60;
+    int64_t m;
+    /* a later second of the current minute, when the minute matches */
+    int s = second_from(c, (int)(after - minute) + 1);
+    if (s >= 0 && next_minute(c, minute - 1, &m) == 0 && m == minute) {
+        *next_out = minute + s;
+        return 0;
+    }
+    int rc = next_minute(c, minute, &m);
+    if (rc < 0)
+        return rc;
+    *next_out = m + second_from(c, 0);
+    return 0;
 }

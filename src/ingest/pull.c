@@ -1167,7 +1167,7 @@ static int find_plan(silt_ingest_plan *plan, silt_arena *a, silt_dataset *ds)
     return 1;
 }
 
-int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts)
+static int pull_unlocked(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts)
 {
     memset(out, 0, sizeof *out);
     silt_pull_opts none = {0};
@@ -1231,4 +1231,34 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
     if (keep)
         return silt_err(keep, "%s", msg);
     return 0;
+}
+
+/* The pull lock info/pull.lock (exclusive flock) serializes the pulls of a
+ * dataset across threads and processes: `silt pull` waits for it, the flow
+ * scheduler (opts->no_wait) gives up at once. */
+static int pull_lock(silt_dataset *ds, bool wait)
+{
+    char *dir = silt_path_join(ds->dir, "info", NULL);
+    char *p = silt_path_join(ds->dir, "info", "pull.lock", NULL);
+    int fd = dir && p ? silt_fs_mkdirs(dir) : silt_err(SILT_ENOMEM, "pull: out of memory");
+    if (fd == 0)
+        fd = wait ? silt_fs_lock(p, true) : silt_fs_trylock(p);
+    free(dir);
+    free(p);
+    return fd;
+}
+
+int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts)
+{
+    memset(out, 0, sizeof *out);
+    int fd = pull_lock(ds, !(opts && opts->no_wait));
+    if (fd == SILT_ECONFLICT) {
+        out->busy = true;
+        return silt_err(SILT_ECONFLICT, "pull '%s': another pull of the dataset is running", ds->name);
+    }
+    if (fd < 0)
+        return silt_err_context(fd, "pull '%s'", ds->name);
+    int rc = pull_unlocked(out, ds, opts);
+    silt_fs_unlock(fd);
+    return rc;
 }

@@ -412,6 +412,23 @@ int silt_fs_lock(const char *path, bool exclusive)
     return fd;
 }
 
+int silt_fs_trylock(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return os_err(errno, path, "cannot open lock");
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return silt_err(SILT_ECONFLICT, "%s is locked", path);
+        return os_err(e, path, "cannot lock");
+    }
+    return fd;
+}
+
 void silt_fs_unlock(int fd)
 {
     if (fd >= 0)

@@ -46,6 +46,9 @@ int silt_fs_remove_tree(const char *path);
  * EINTR. Returns the fd (>= 0) to pass to silt_fs_unlock, or a negative code.
  * The kernel releases the lock when the process dies, even on SIGKILL. */
 int silt_fs_lock(const char *path, bool exclusive);
+/* As silt_fs_lock(path, true) but never waits: SILT_ECONFLICT ("… is
+ * locked") when another open file holds the lock. */
+int silt_fs_trylock(const char *path);
 /* Releases a lock taken by silt_fs_lock (fd < 0 is a no-op). */
 void silt_fs_unlock(int fd);
 

@@ -93,6 +93,32 @@ static void test_strictly_after(void **state)
     assert_int_equal(c.dow, 1);
 }
 
+/* 6 fields: a leading seconds field */
+static void test_seconds(void **state)
+{
+    (void)state;
+    silt_cron c;
+    int64_t next = 0;
+    assert_int_equal(silt_cron_parse(&c, "*/5 * * * * *"), 0);
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:30:00Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T10:30:05Z"));
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:30:57Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T10:31:00Z"));
+    /* seconds only in matching minutes */
+    assert_int_equal(silt_cron_parse(&c, "10,20 30 * * * *"), 0);
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:30:10Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T10:30:20Z"));
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:30:20Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T11:30:10Z"));
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:29:59Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T10:30:10Z"));
+    /* five fields fire at second 0 */
+    assert_int_equal(silt_cron_parse(&c, "* * * * *"), 0);
+    assert_int_equal(c.second, 1);
+    assert_int_equal(silt_cron_next(&c, ts("2024-05-01T10:30:00Z"), &next), 0);
+    assert_int_equal(next, ts("2024-05-01T10:31:00Z"));
+}
+
 static void test_never(void **state)
 {
     (void)state;
@@ -137,12 +163,14 @@ static void test_errors(void **state)
     expect_err("1x * * * *", "invalid cron expression '1x * * * *': minute: unexpected 'x'");
     expect_err("* * * *",
                "invalid cron expression '* * * *': expected 5 fields (minute hour day-of-month month "
-               "day-of-week), got 4");
-    expect_err("* * * * * *",
-               "invalid cron expression '* * * * * *': expected 5 fields (minute hour day-of-month "
-               "month day-of-week), got more than 5");
+               "day-of-week) or 6 (second first), got 4");
+    expect_err("* * * * * * *",
+               "invalid cron expression '* * * * * * *': expected 5 fields (minute hour day-of-month "
+               "month day-of-week) or 6 (second first), got more than 6");
     expect_err("", "invalid cron expression '': expected 5 fields (minute hour day-of-month month "
-                   "day-of-week), got 0");
+                   "day-of-week) or 6 (second first), got 0");
+    expect_err("60 * * * * *",
+               "invalid cron expression '60 * * * * *': second: value 60 out of range 0-59");
     expect_err("@often", "invalid cron expression '@often': unknown macro (expected @hourly, @daily, "
                          "@midnight, @weekly, @monthly, @yearly or @annually)");
 }
@@ -152,7 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oracle),
         cmocka_unit_test(test_strictly_after),
-        cmocka_unit_test(test_never),
+        cmocka_unit_test(test_seconds), cmocka_unit_test(test_never),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
