@@ -926,6 +926,11 @@ typedef struct silt_source_info {
     char *ingress_kind;     /* "Url", "FilesGlob", … or "" */
     char *ingress_location; /* url / path / image / host (templates not rendered), or "" */
     char *merge_kind;       /* "Ledger", "Snapshot", "Append", … or "" */
+    bool has_buffer;        /* a RestEndpoint with a buffer: the fields below are set */
+    uint64_t buffer_size;   /* bufferSize (records) */
+    char overflow_policy[16]; /* "Reject" or "DropOldest" */
+    uint64_t buffered;      /* records buffered, summed over the datasets (silt_push_buffer_counts) */
+    uint64_t dropped;       /* records DropOldest dropped, in all */
 } silt_source_info;
 
 /* All Source resources of the workspace, sorted by name. Caller owns *out:
