@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,6 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 
 /* ---- per-process cache of the last scan (keyed by inode and size) -------- */
 
-#include <pthread.h>
 typedef struct scan_cache {
     dev_t dev;
     ino_t ino;
@@ -267,11 +267,13 @@ static int parse_request(silt_dataset *ds, const odf_union *read, const silt_ing
     if (!rc && !out)
         rc = silt_err(SILT_ENOMEM, "push buffer: out of memory");
     if (!rc) {
+        char *lit = silt_sql_str(out);
         silt_buf sql = SILT_BUF_INIT;
-        rc = silt_buf_printf(&sql, "COPY (SELECT * FROM __silt_push ORDER BY rowid) TO '%s' (FORMAT JSON)", out)
-                 ? SILT_ENOMEM
+        rc = !lit || silt_buf_printf(&sql, "COPY (SELECT * FROM __silt_push ORDER BY rowid) TO %s (FORMAT JSON)", lit)
+                 ? silt_err(SILT_ENOMEM, "push buffer: out of memory")
                  : silt_engine_exec(e, sql.data);
         silt_buf_free(&sql);
+        free(lit);
     }
     if (!rc)
         rc = silt_fs_read(out, &r->text);
