@@ -17,3 +17,5 @@ echo
 bash "$root/bench/bench_output.sh" "$build/silt" "${SILT_BENCH_OUTPUT_ROWS:-1000000}" "${SILT_BENCH_OUTPUT_RUNS:-3}"
 echo
 bash "$root/bench/bench_small.sh" "$build/silt" "${SILT_BENCH_SMALL_RUNS:-30}"
+echo
+bash "$root/bench/bench_push.sh" "$build/silt" "${SILT_BENCH_PUSH_SECONDS:-5}" "${SILT_BENCH_PUSH_BATCH:-5000}"

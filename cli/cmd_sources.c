@@ -2,7 +2,9 @@
  * resources of the workspace (stored by `silt add`), as a table or, with
  * --json, one JSON array. `sources` then notes the files FilesGlob pulls
  * skipped (any dataset's source; with --json under each Source resource's
- * "skipped"). Uses the public API only. `silt flows` is cmd_flows.c. */
+ * "skipped"), and the buffered / dropped records of buffered RestEndpoint
+ * sources (with --json under "buffer"). Uses the public API only. `silt
+ * flows` is cmd_flows.c. */
 #include "cli.h"
 
 #include <jansson.h>
@@ -53,6 +55,23 @@ static json_t *skipped_json(const silt_skipped_file *v, size_t n, const char *na
     return arr ? arr : json_null();
 }
 
+/* One line per buffered RestEndpoint source, after the table:
+ * "NAME: 3 records buffered (bufferSize 10, Reject), 0 dropped". */
+static void print_buffers(const silt_source_info *v, size_t n)
+{
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].has_buffer)
+            continue;
+        if (first)
+            putchar('\n');
+        first = false;
+        printf("%s: %llu record%s buffered (bufferSize %llu, %s), %llu dropped\n", v[i].name,
+               (unsigned long long)v[i].buffered, v[i].buffered == 1 ? "" : "s",
+               (unsigned long long)v[i].buffer_size, v[i].overflow_policy, (unsigned long long)v[i].dropped);
+    }
+}
+
 int cmd_sources(cli_ctx *c, int argc, char **argv)
 {
     int rc = no_args(argc, argv, "sources");
@@ -72,11 +91,17 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
     }
     if (c->json) {
         json_t *arr = json_array();
-        for (size_t i = 0; arr && i < n; i++)
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", v[i].name, "ingress",
-                                                 v[i].ingress_kind, "location", v[i].ingress_location,
-                                                 "merge", v[i].merge_kind, "skipped",
-                                                 skipped_json(sk, nsk, v[i].name)));
+        for (size_t i = 0; arr && i < n; i++) {
+            json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", v[i].name, "ingress", v[i].ingress_kind,
+                                  "location", v[i].ingress_location, "merge", v[i].merge_kind, "skipped",
+                                  skipped_json(sk, nsk, v[i].name));
+            if (o && v[i].has_buffer)
+                json_object_set_new(o, "buffer",
+                                    json_pack("{s:I,s:s,s:I,s:I}", "bufferSize", (json_int_t)v[i].buffer_size,
+                                              "overflowPolicy", v[i].overflow_policy, "buffered",
+                                              (json_int_t)v[i].buffered, "dropped", (json_int_t)v[i].dropped));
+            json_array_append_new(arr, o);
+        }
         if (arr)
             print_json(arr);
     } else {
@@ -86,6 +111,7 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
             printf("%-24s %-10s %-10s %s\n", v[i].name, *v[i].ingress_kind ? v[i].ingress_kind : "-",
                    *v[i].merge_kind ? v[i].merge_kind : "-",
                    *v[i].ingress_location ? v[i].ingress_location : "-");
+        print_buffers(v, n);
         if (n && nsk)
             putchar('\n');
         print_skipped(sk, nsk);

@@ -318,6 +318,58 @@ typedef struct silt_ingest_result {
  * ingest found them; otherwise SILT_ECONFLICT "… concurrent update of NAME:
  * head moved; retry". */
 int silt_dataset_ingest(silt_ingest_result *out, silt_dataset *ds, const silt_ingest_opts *opts);
+/* ---- RestEndpoint push sources (docs/ingestion.md "RestEndpoint") ------- */
+
+typedef struct silt_push_result {
+    bool buffered;             /* the source has a buffer: records were (or would have been) appended */
+    bool rejected;             /* buffer full, overflowPolicy Reject: nothing appended (HTTP 429) */
+    char source[256];          /* RestEndpoint Source resource used, "" for AddPushSource / plain ingest */
+    uint64_t accepted;         /* records of the request appended to the buffer */
+    uint64_t buffered_records; /* records in the buffer after the request */
+    uint64_t capacity;         /* the buffer's bufferSize (records) */
+    uint64_t dropped;          /* records DropOldest dropped to make room for this request */
+    uint64_t dropped_total;    /* records DropOldest dropped since the buffer exists */
+    silt_ingest_result ingest; /* !buffered: the synchronous ingest */
+} silt_push_result;
+
+/* Push ingest of `o` (the files of one request) into `ds`. When a Flow of
+ * the dataset has an Ingest task whose Source has `ingress: RestEndpoint`
+ * (o->source_name picks it; the only one otherwise) and that ingress has a
+ * `buffer`, the request is read with the source's read step (all or
+ * nothing: a parse error is returned and nothing is buffered) and its
+ * records appended to the source's write-ahead buffer
+ * (`<.silt>/buffers/<dataset id>/<source>.wal`), fsynced before this
+ * returns; when the buffer lacks room, Reject sets out->rejected and
+ * appends nothing, DropOldest drops the oldest buffered records (counted).
+ * A request with more records than bufferSize is SILT_EINVAL; the
+ * odf-event-time fallback (o->event_time) is SILT_EINVAL for a buffered
+ * source. A RestEndpoint without buffer is ingested at once through the
+ * source's read/preprocess/merge; no RestEndpoint source:
+ * silt_dataset_ingest. Safe from several threads and processes at once. */
+int silt_dataset_push(silt_push_result *out, silt_dataset *ds, const silt_ingest_opts *o);
+
+typedef struct silt_push_flush_result {
+    char source[256];          /* the source flushed */
+    uint64_t records;          /* records ingested by this flush (0: the buffer was empty) */
+    uint64_t skipped;          /* records a previous flush had committed already (crash recovery) */
+    bool committed;            /* an AddData was committed */
+    silt_ingest_result ingest; /* that commit */
+} silt_push_flush_result;
+
+/* Ingests the records buffered for RestEndpoint source `source_name` of
+ * `ds` (NULL: the only one) as ONE AddData through the source's read
+ * (NDJSON of the records, with the source's declared schema), preprocess
+ * and merge; its source state {kind "silt/push-buffer", value: the buffer
+ * position} makes a record never ingested twice, whatever crashes. Records
+ * pushed meanwhile stay for the next flush. Coordinates with `silt serve`
+ * and other flushes through the buffer's locks. SILT_ENOTFOUND when there
+ * is no such source, SILT_EINVAL when it has no buffer; ingest errors as
+ * silt_dataset_ingest's (the buffer is then unchanged). */
+int silt_push_flush(silt_push_flush_result *out, silt_dataset *ds, const char *source_name);
+
+/* Records buffered and dropped (DropOldest) for Source resource `source`,
+ * summed over the datasets of the workspace. */
+int silt_push_buffer_counts(silt_workspace *ws, const char *source, uint64_t *buffered, uint64_t *dropped);
 
 /* ---- queries (silt sql / tail / schema) ------------------------------------ */
 
@@ -947,6 +999,11 @@ typedef struct silt_source_info {
     char *ingress_kind;     /* "Url", "FilesGlob", … or "" */
     char *ingress_location; /* url / path / image / host (templates not rendered), or "" */
     char *merge_kind;       /* "Ledger", "Snapshot", "Append", … or "" */
+    bool has_buffer;        /* a RestEndpoint with a buffer: the fields below are set */
+    uint64_t buffer_size;   /* bufferSize (records) */
+    char overflow_policy[16]; /* "Reject" or "DropOldest" */
+    uint64_t buffered;      /* records buffered, summed over the datasets (silt_push_buffer_counts) */
+    uint64_t dropped;       /* records DropOldest dropped, in all */
 } silt_source_info;
 
 /* All Source resources of the workspace, sorted by name. Caller owns *out:

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <strings.h>
 
 /* ---- ingest ------------------------------------------------------------------ */
@@ -62,6 +63,35 @@ static json_t *ingest_result_json(const silt_ingest_result *res)
     return j;
 }
 
+/* 202 (records buffered) or 429 (Reject: the buffer is full, nothing
+ * accepted); drops are reported in the body and the server log. */
+static void buffered_answer(srv_resp *out, const char *dataset, const silt_push_result *res)
+{
+    if (res->rejected) {
+        json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I}", "message", "", "source", res->source, "numRecords",
+                              (json_int_t)0, "bufferedRecords", (json_int_t)res->buffered_records, "bufferSize",
+                              (json_int_t)res->capacity);
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "the buffer of source '%s' is full (%llu of %llu records); nothing of this request was "
+                 "accepted: retry after a flush (`silt pull %s`)",
+                 res->source, (unsigned long long)res->buffered_records, (unsigned long long)res->capacity,
+                 dataset);
+        if (j)
+            json_object_set_new(j, "message", json_string(msg));
+        srv_json(out, 429, j);
+        return;
+    }
+    if (res->dropped)
+        fprintf(stderr, "silt serve: push buffer of source '%s' (dataset '%s') is full: dropped the %llu oldest "
+                        "records (%llu in all)\n",
+                res->source, dataset, (unsigned long long)res->dropped, (unsigned long long)res->dropped_total);
+    srv_json(out, 202, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "source", res->source, "numRecords",
+                                 (json_int_t)res->accepted, "bufferedRecords", (json_int_t)res->buffered_records,
+                                 "bufferSize", (json_int_t)res->capacity, "droppedRecords",
+                                 (json_int_t)res->dropped, "droppedTotal", (json_int_t)res->dropped_total));
+}
+
 int srv_odf_ingest(srv_req *r, srv_resp *out)
 {
     const char *ct = srv_header(r, "Content-Type");
@@ -82,15 +112,16 @@ int srv_odf_ingest(srv_req *r, srv_resp *out)
                           .format = format,
                           .event_time = et,
                           .source_name = srv_arg_get(r, "sourceName")};
-    silt_ingest_result res;
-    memset(&res, 0, sizeof res);
-    int rc = silt_dataset_ingest(&res, d.ds, &o);
-    if (rc == SILT_ENOTFOUND) /* the dataset exists: an unknown sourceName is a bad parameter */
+    silt_push_result res;
+    int rc = silt_dataset_push(&res, d.ds, &o);
+    if (rc == SILT_ENOTFOUND || (rc == SILT_EINVAL && res.buffered)) /* the dataset exists: a bad request */
         srv_odf_error(out, 400, "%s", silt_error_last());
     else if (rc < 0)
         srv_lib_error(r, out, rc, NULL, NULL);
+    else if (res.buffered)
+        buffered_answer(out, r->params[0], &res);
     else
-        srv_json(out, 200, ingest_result_json(&res));
+        srv_json(out, 200, ingest_result_json(&res.ingest));
     odf_ds_close(&d);
     return 0;
 }

@@ -1037,6 +1037,23 @@ static int render_prepare(pull_ctx *c, const odf_uvec *in, odf_uvec *outv, silt_
     return 0;
 }
 
+/* A buffered RestEndpoint source: `silt pull` flushes its buffer. */
+static int flush_rest(pull_ctx *c, const silt_ingest_plan *plan, silt_pull_result *out)
+{
+    silt_push_flush_result f;
+    int rc = silt_push_flush(&f, c->ds, plan->source_name);
+    if (rc)
+        return silt_err_context(rc, "pull '%s'", c->ds->name);
+    if (f.committed) {
+        out->num_ingests = 1;
+        out->num_records = f.ingest.num_records;
+        out->has_offsets = f.ingest.num_records > 0;
+        out->first_offset = f.ingest.first_offset;
+        out->last_offset = f.ingest.last_offset;
+    }
+    return 0;
+}
+
 static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, silt_pull_result *out)
 {
     const odf_SourceSpec *s = plan->source;
@@ -1095,8 +1112,13 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
             return silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name);
         return pull_container(c, &cs, out);
     }
-    case ODF_Ingress_Mqtt:
     case ODF_Ingress_RestEndpoint:
+        if (((const odf_IngressRestEndpoint *)s->ingress.value)->buffer.type)
+            return flush_rest(c, plan, out);
+        return silt_err(SILT_EINVAL,
+                        "pull '%s': source '%s' is a RestEndpoint source without a buffer (its pushes are "
+                        "ingested at once; nothing to pull)", dsn, plan->source_name);
+    case ODF_Ingress_Mqtt:
         return silt_err(SILT_EINVAL,
                         "pull '%s': source '%s' is a push source (its ingress is not polled by silt pull)", dsn,
                         plan->source_name);

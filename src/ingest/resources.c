@@ -1255,6 +1255,19 @@ void silt_sources_free(silt_source_info *v, size_t n)
     free(v);
 }
 
+/* The buffer fields of a RestEndpoint source's listing entry. */
+static int rest_buffer_info(silt_source_info *v, silt_workspace *ws, const char *name,
+                            const odf_IngressRestEndpoint *re)
+{
+    if (!re || re->buffer.type != ODF_IngressBuffer_Memory)
+        return 0;
+    const odf_IngressBufferMemory *m = re->buffer.value;
+    v->has_buffer = true;
+    v->buffer_size = m->has_buffer_size ? m->buffer_size : 0;
+    snprintf(v->overflow_policy, sizeof v->overflow_policy, "%s", m->overflow_policy ? m->overflow_policy : "Reject");
+    return silt_push_buffer_counts(ws, name, &v->buffered, &v->dropped);
+}
+
 int silt_sources_list(silt_source_info **out, size_t *n, silt_workspace *ws)
 {
     *out = NULL;
@@ -1285,6 +1298,8 @@ int silt_sources_list(silt_source_info **out, size_t *n, silt_workspace *ws)
                 loc = ((odf_IngressContainer *)s->ingress.value)->image;
             else if (!strcmp(ik, "Mqtt"))
                 loc = ((odf_IngressMqtt *)s->ingress.value)->host;
+            else if (!strcmp(ik, "RestEndpoint"))
+                rc = rest_buffer_info(&v[k], ws, names[i], s->ingress.value);
         }
         if (s->merge.type && s->merge.type <= odf_udesc_MergeStrategy.nvariants)
             mk = odf_udesc_MergeStrategy.kinds[s->merge.type - 1];
