@@ -822,6 +822,11 @@ typedef struct silt_pull_result {
     bool has_watermark;
     char watermark[40];         /* RFC 3339 */
     char head[70];
+    /* derivatives (silt_dataset_derive): input records the transform read,
+     * and whether it ran incrementally (a stateless query over the new
+     * input records only) rather than over the inputs' current state */
+    uint64_t rows_read;
+    bool incremental;
 } silt_pull_result;
 
 /* Runs the dataset's polling source (SetPollingSource): ingress (Url,
@@ -835,6 +840,22 @@ typedef struct silt_pull_result {
  * retried as for silt_dataset_ingest; an input another writer has already
  * ingested (the source state moved) is SILT_ECONFLICT. */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
+
+/* Runs the SQL transform of derivative dataset ds (src/ops/transform.c,
+ * docs/transforms.md) over what its inputs gained since the last run and
+ * commits one ExecuteTransform (plus a SetDataSchema when the result's
+ * schema is new). Nothing new in any input (or an input without data yet):
+ * out->up_to_date, nothing written. A stateless query (scans, projections,
+ * filters, UNION ALL in its plan) reads only the new input records; any
+ * other query is run over the inputs' current state and its difference to
+ * the derivative's current state is committed as -R / +A records. A failure
+ * writes nothing visible; the error names the dataset ("pull 'NAME': …"). */
+int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds);
+
+/* The names of the inputs of derivative ds's SetTransform, in order
+ * (NULL-terminated, caller frees with silt_strv_free; empty for a root
+ * dataset). SILT_ENOTFOUND naming the input when one no longer exists. */
+int silt_dataset_inputs(char ***names_out, silt_dataset *ds);
 
 /* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
  * time could not be taken from its name, or it sorts before the last file
