@@ -242,7 +242,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
                 for (size_t k = 0; k < nflows && !flow; k++)
                     flow = flows[k].source && flows[k].target && strcmp(flows[k].target, names[i]) == 0;
                 if ((info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark)) ||
-                    (info.kind == SILT_DERIVATIVE && !o.set_watermark))
+                    (info.kind == SILT_DERIVATIVE && info.has_transform && !o.set_watermark))
                     refs[nrefs++] = names[i];
                 silt_dataset_free(ds);
                 if (nrefs >= (size_t)argc) { /* grow the array */

@@ -194,6 +194,7 @@ typedef struct silt_dataset_info {
     char last_system_time[40];
     bool has_schema;
     bool has_polling_source;
+    bool has_transform;    /* a derivative with a SetTransform (silt pull runs it) */
     size_t num_push_sources;
     uint64_t data_size;    /* bytes of data slices */
     const char *rid;       /* "ri.silt.main.dataset.<uuid>": derived from the id, so stable

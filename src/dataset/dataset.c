@@ -922,6 +922,7 @@ void silt_dataset_info_as_read(silt_dataset_info *out, const silt_dataset *ds)
     memcpy(out->last_system_time, ds->last_system_time, sizeof out->last_system_time);
     out->has_schema = st->schema.present;
     out->has_polling_source = st->polling_source.present;
+    out->has_transform = st->transform.present;
     out->num_push_sources = st->num_push_sources;
     out->data_size = st->data_size;
 }

@@ -348,8 +348,13 @@ offset,v
 0,20
 1,30
 EOF
+# a derivative without SetTransform: an error by name, left out of --all
+printf 'kind: DatasetSnapshot\nversion: 1\ncontent:\n  name: bare\n  kind: Derivative\n  metadata: []\n' >bare.yaml
+ok add bare.yaml
+unchanged_after 1 "silt: pull 'bare': the derivative has no SetTransform" pull bare
 printf 'event_time,v\n2024-05-03T00:00:00Z,3\n' >drop/b.csv
 ok pull --all
+case "$OUT" in *bare*) fail "--all pulled a derivative without transform: $OUT" ;; *) pass ;; esac
 order=$(printf '%s\n' "$OUT" | sed -n 's/^\(feed\|stage1\|stage2\|warm\|readings\): .*/\1/p' | tr '\n' ' ')
 case "$order" in
 *feed*stage1*stage2*) pass ;;
