@@ -343,65 +343,92 @@ static int result_columns(tx *t, cols *c, const char *table)
     return rc;
 }
 
-/* __silt_out (op, event time, data columns) from __silt_result. */
-static int build_output(tx *t, bool has_prev)
+/* Quoted SQL fragments of the output columns. */
+typedef struct frags {
+    char *op, *et, *off;  /* the derivative's system column names */
+    char *data, *keys;    /* data columns; keys = data (+ event time when the result has it) */
+    char *rdata, *cdata;  /* data columns as r.x / c.x */
+    char *cond;           /* r and c hold the same row (key columns and multiplicity) */
+    char *et_r;           /* the event time of a result row */
+} frags;
+
+static int make_frags(tx *t, const cols *c, frags *f)
 {
-    cols c;
-    int rc = result_columns(t, &c, "__silt_result");
-    if (rc)
-        return rc;
-    char *op = qid(t, t->v.op), *et = qid(t, t->v.event_time), *off = qid(t, t->v.offset);
-    char *data = join_cols(t, &c, NULL, false), *keys = join_cols(t, &c, NULL, t->result_has_et);
-    char *rdata = join_cols(t, &c, "r", false), *cdata = join_cols(t, &c, "c", false);
-    char *cond = join_cond(t, &c);
-    if (!op || !et || !off || !data || !keys || !rdata || !cdata || !cond)
+    f->op = qid(t, t->v.op);
+    f->et = qid(t, t->v.event_time);
+    f->off = qid(t, t->v.offset);
+    f->data = join_cols(t, c, NULL, false);
+    f->keys = join_cols(t, c, NULL, t->result_has_et);
+    f->rdata = join_cols(t, c, "r", false);
+    f->cdata = join_cols(t, c, "c", false);
+    f->cond = join_cond(t, c);
+    f->et_r = f->et && t->result_has_et ? silt_arena_printf(t->a, "r.%s", f->et) : t->fallback_et;
+    if (!f->op || !f->et || !f->off || !f->data || !f->keys || !f->rdata || !f->cdata || !f->cond || !f->et_r)
         return SILT_ENOMEM;
-    if (!*data)
+    if (!*f->data)
         return silt_err(SILT_EINVAL, "transform query: the result has no data columns");
-    const char *ret = t->result_has_et ? "" : t->fallback_et;
-    char *et_r = t->result_has_et ? silt_arena_printf(t->a, "r.%s", et) : silt_arena_strdup(t->a, ret);
-    if (!et_r)
-        return SILT_ENOMEM;
-    if (t->stateless) {
-        char *opx = t->result_has_op ? silt_arena_printf(t->a, "CAST(r.%s AS UTINYINT)", op)
-                                     : silt_arena_strdup(t->a, "CAST(0 AS UTINYINT)");
-        return opx ? silt_engine_execf(t->e, "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT %s AS %s, %s AS %s, %s "
-                                             "FROM __silt_result r",
-                                       opx, op, et_r, et, rdata)
-                   : SILT_ENOMEM;
-    }
-    rc = silt_engine_execf(t->e,
-                           "CREATE OR REPLACE TEMP TABLE __silt_r AS SELECT *, row_number() OVER (PARTITION BY %s) "
-                           "AS __rn FROM (SELECT %s FROM __silt_result)",
-                           keys, keys);
+    return 0;
+}
+
+/* Stateless: the result appended as it is (its op passed through, if any). */
+static int output_append(tx *t, const frags *f)
+{
+    char *opx = t->result_has_op ? silt_arena_printf(t->a, "CAST(r.%s AS UTINYINT)", f->op)
+                                 : silt_arena_strdup(t->a, "CAST(0 AS UTINYINT)");
+    return opx ? silt_engine_execf(t->e, "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT %s AS %s, %s AS %s, %s "
+                                         "FROM __silt_result r",
+                                   opx, f->op, f->et_r, f->et, f->rdata)
+               : SILT_ENOMEM;
+}
+
+/* Full recompute: -R for every previous row (a multiset of its key
+ * columns) not in the result, in offset order, then +A for every result
+ * row not in the previous state, ordered by its columns. */
+static int output_changelog(tx *t, const frags *f, bool has_prev)
+{
+    int rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_r AS SELECT *, row_number() OVER (PARTITION BY %s) "
+                               "AS __rn FROM (SELECT %s FROM __silt_result)",
+                               f->keys, f->keys);
     if (!rc)
         rc = silt_engine_execf(t->e,
                                "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
                                "FROM __silt_r r LIMIT 0",
-                               op, et_r, et, rdata);
+                               f->op, f->et_r, f->et, f->rdata);
     if (!rc && has_prev) {
-        char *ckeys = t->result_has_et ? keys : data;
         rc = silt_engine_execf(t->e,
                                "CREATE OR REPLACE TEMP TABLE __silt_c AS SELECT *, row_number() OVER (PARTITION BY %s "
                                "ORDER BY %s) AS __rn FROM \"__silt_self:current\"",
-                               ckeys, off);
+                               f->keys, f->off);
         if (!rc)
             rc = silt_engine_execf(t->e,
                                    "INSERT INTO __silt_out BY NAME SELECT CAST(1 AS UTINYINT) AS %s, c.%s AS %s, %s "
                                    "FROM __silt_c c WHERE NOT EXISTS (SELECT 1 FROM __silt_r r WHERE %s) ORDER BY c.%s",
-                                   op, et, et, cdata, cond, off);
+                                   f->op, f->et, f->et, f->cdata, f->cond, f->off);
     }
+    const char *where = has_prev ? silt_arena_printf(t->a, " WHERE NOT EXISTS (SELECT 1 FROM __silt_c c WHERE %s)", f->cond)
+                           : "";
+    if (!rc && !where)
+        rc = SILT_ENOMEM;
     if (!rc)
-        rc = has_prev ? silt_engine_execf(t->e,
-                                          "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
-                                          "FROM __silt_r r WHERE NOT EXISTS (SELECT 1 FROM __silt_c c WHERE %s) "
-                                          "ORDER BY %s",
-                                          op, et_r, et, rdata, cond, rdata)
-                      : silt_engine_execf(t->e,
-                                          "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
-                                          "FROM __silt_r r ORDER BY %s",
-                                          op, et_r, et, rdata, rdata);
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_r r%s ORDER BY %s",
+                               f->op, f->et_r, f->et, f->rdata, where, f->rdata);
     return rc;
+}
+
+/* __silt_out (op, event time, data columns) from __silt_result. */
+static int build_output(tx *t, bool has_prev)
+{
+    cols c;
+    frags f;
+    int rc = result_columns(t, &c, "__silt_result");
+    if (!rc)
+        rc = make_frags(t, &c, &f);
+    if (rc)
+        return rc;
+    return t->stateless ? output_append(t, &f) : output_changelog(t, &f, has_prev);
 }
 
 /* ---- event time and watermark --------------------------------------------- */

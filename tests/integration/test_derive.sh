@@ -192,6 +192,40 @@ assert_eq "$(et warm "['prevOffset']")" "1" "prevOffset continues the derivative
 ok verify warm
 assert_eq "$OUT" "warm: ok (5 blocks)" "verify"
 
+# UNION ALL of two inputs is stateless; UNION (distinct) is not: told from
+# the plan, not the text. Only one input moving: the other's entry keeps its
+# positions (no newBlockHash, no newOffset) and contributes no record.
+derivative cities <<'EOF'
+    inputs:
+    - datasetRef: readings
+    - datasetRef: warm
+    transform:
+      kind: Sql
+      engine: duckdb
+      query: SELECT event_time, city FROM readings UNION ALL SELECT event_time, city FROM warm
+EOF
+ok add cities.yaml
+sed -e 's/name: cities/name: dcities/' -e 's/UNION ALL/UNION/' cities.yaml >dcities.yaml
+ok add dcities.yaml
+ok pull cities
+assert_eq "$OUT" "cities: 8 new records (offsets 0..7), watermark 2024-01-03T01:00:00.000Z, read 8 input records (incremental)" \
+    "UNION ALL: incremental"
+ok pull dcities
+assert_eq "$OUT" "dcities: 5 new records (offsets 0..4), watermark 2024-01-03T01:00:00.000Z, read 8 input records (full)" \
+    "UNION: full"
+printf 'event_time,city,temp\n2024-01-04T00:00:00Z,d,1\n' >b3.csv
+ok ingest readings b3.csv
+R3=$(head_of readings)
+W=$(head_of warm)
+ok pull cities
+assert_eq "$OUT" "cities: 1 new record (offsets 8..8), watermark 2024-01-03T01:00:00.000Z, read 1 input record (incremental)" \
+    "one input moved: only its new record is read; the watermark is the minimum of the inputs'"
+assert_eq "$(et cities "['queryInputs']")" \
+    "[{\"datasetId\":\"$READINGS\",\"newBlockHash\":\"$R3\",\"newOffset\":5,\"prevBlockHash\":\"$R2\",\"prevOffset\":4},{\"datasetId\":\"$(id_of warm)\",\"prevBlockHash\":\"$W\",\"prevOffset\":2}]" \
+    "queryInputs: the input that did not move keeps its positions"
+ok verify cities
+assert_eq "$OUT" "cities: ok (5 blocks)" "verify cities"
+
 # ---- an aggregation: full recompute, committed as a changelog ---------------------
 
 add_ds pop <<'EOF'
@@ -362,7 +396,11 @@ case "$order" in
 esac
 assert_contains "$OUT" "stage2: 1 new record (offsets 2..2), watermark 2024-05-03T00:00:00.000Z, read 1 input record (incremental)" \
     "--all pulled the new record through both stages"
-assert_contains "$OUT" "warm: up to date" "--all includes every derivative"
+assert_contains "$OUT" "warm: 0 new records, watermark 2024-01-04T00:00:00.000Z, read 1 input record (incremental)" \
+    "--all includes every derivative; a run with no output record still records the positions and watermark"
+assert_eq "$(et warm "['queryInputs'][0]['prevOffset']"),$(et warm "['queryInputs'][0]['newOffset']"),$(et warm "['newWatermark']")" \
+    "4,5,2024-01-04T00:00:00Z" "the ExecuteTransform without newData"
+assert_eq "$(et warm "['newData']")" "<missing>" "no newData"
 expect_sql 'SELECT "offset", v FROM stage2' "after --all" <<'EOF'
 offset,v
 0,20
