@@ -1,10 +1,13 @@
-/* cmd_pull.c — `silt pull NAME… | --all [--fetch-uncacheable]
- * [--set-watermark T]`: runs the polling source of each dataset (a Flow
- * resource targeting it, else the SetPollingSource of its chain) and prints
+/* cmd_pull.c — `silt pull NAME… | --all [--recursive] [--fetch-uncacheable]
+ * [--set-watermark T]`: runs the polling source of each root dataset (a Flow
+ * resource targeting it, else the SetPollingSource of its chain) or the
+ * transform of each derivative (silt_dataset_derive), and prints
  * one line per dataset ("up to date" or the new records, offsets and
  * watermark), or with --json one array of objects ("blocks" = AddData blocks
  * committed). --all pulls every root dataset that has a polling source or is
- * the target of a flow with a source. Every dataset is tried; the exit code
+ * the target of a flow with a source, then every derivative after its
+ * inputs; --recursive pulls the inputs of each NAME first, in dependency
+ * order (each dataset once). Every dataset is tried; the exit code
  * is 1 if any of them failed. Warnings come redacted from the library.
  * On a terminal a progress line shows the files, records and bytes of the
  * current dataset (progress.c); Ctrl-C stops at the next file and says
@@ -39,6 +42,66 @@ static void print_interrupted(const char *ref, const silt_pull_result *r, const 
     fputc('\n', stderr);
 }
 
+/* ", read N input records (incremental|full)" for a derivative's line
+ * (static buffer). */
+static const char *read_note(const silt_pull_result *r)
+{
+    static char buf[96];
+    snprintf(buf, sizeof buf, ", read %llu input record%s (%s)", (unsigned long long)r->rows_read,
+             r->rows_read == 1 ? "" : "s", r->incremental ? "incremental" : "full");
+    return buf;
+}
+
+typedef struct order_ctx {
+    silt_workspace *ws;
+    const silt_flow_info *flows;
+    size_t nflows;
+} order_ctx;
+
+/* Adds `name` to refs after its inputs (depth-first, each once): the
+ * dependency order of --recursive and --all. An input that is a root
+ * dataset without a polling source (nor a flow with a source targeting it)
+ * is not pulled: it is fed by ingest or push. `depth` bounds the walk. */
+static int add_ordered(order_ctx *oc, const char *name, bool named, char ***refs, size_t *n, size_t *cap,
+                       int depth)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*refs)[i], name) == 0)
+            return EXIT_OK;
+    if (depth > 64)
+        return cli_fail_code(SILT_EINVAL, "pull '%s': the inputs are nested more than 64 levels deep", name);
+    silt_dataset *ds = NULL;
+    silt_dataset_info info;
+    char **inputs = NULL;
+    if (silt_dataset_open(&ds, oc->ws, name) < 0 || silt_dataset_info_get(&info, ds) < 0 ||
+        silt_dataset_inputs(&inputs, ds) < 0) {
+        silt_dataset_free(ds);
+        return cli_fail(NULL);
+    }
+    silt_dataset_free(ds);
+    bool pull = named || info.kind == SILT_DERIVATIVE || info.has_polling_source;
+    for (size_t k = 0; k < oc->nflows && !pull; k++)
+        pull = oc->flows[k].source && oc->flows[k].target && strcmp(oc->flows[k].target, name) == 0;
+    int st = EXIT_OK;
+    for (size_t i = 0; inputs[i] && st == EXIT_OK; i++)
+        st = add_ordered(oc, inputs[i], false, refs, n, cap, depth + 1);
+    silt_strv_free(inputs);
+    if (st != EXIT_OK || !pull)
+        return st;
+    if (*n + 1 >= *cap) {
+        size_t nc = *cap * 2 + 8;
+        char **nr = realloc(*refs, nc * sizeof *nr);
+        if (!nr)
+            return cli_fail_code(SILT_ENOMEM, "out of memory");
+        *refs = nr;
+        *cap = nc;
+    }
+    if (!((*refs)[*n] = strdup(name)))
+        return cli_fail_code(SILT_ENOMEM, "out of memory");
+    (*refs)[++*n] = NULL;
+    return EXIT_OK;
+}
+
 /* Pulls one dataset; prints its line (text mode) or appends to `arr`.
  * EXIT_INTERRUPTED after Ctrl-C (the summary is printed). */
 static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_ctx *c, json_t *arr)
@@ -52,8 +115,14 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     o->progress = cli_progress_fn;
     o->progress_ctx = &prog;
     int rc = silt_dataset_open(&ds, ws, ref);
+    silt_dataset_info kind;
+    bool derivative = false;
+    if (rc >= 0 && !o->set_watermark)
+        rc = silt_dataset_info_get(&kind, ds);
+    if (rc >= 0 && !o->set_watermark)
+        derivative = kind.kind == SILT_DERIVATIVE;
     if (rc >= 0)
-        rc = silt_dataset_pull(&r, ds, o);
+        rc = derivative ? silt_dataset_derive(&r, ds) : silt_dataset_pull(&r, ds, o);
     /* name, id and rid for --json (copied: ds is freed before printing) */
     silt_dataset_info in;
     json_t *who = ds && silt_dataset_info_get(&in, ds) >= 0
@@ -102,9 +171,11 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     else if (r.up_to_date)
         printf("%s: up to date\n", ref);
     else if (r.has_offsets)
-        printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s\n", ref, (unsigned long long)r.num_records,
+        printf("%s: %llu new record%s (offsets %llu..%llu), watermark %s%s\n", ref, (unsigned long long)r.num_records,
                r.num_records == 1 ? "" : "s", (unsigned long long)r.first_offset,
-               (unsigned long long)r.last_offset, wm);
+               (unsigned long long)r.last_offset, wm, derivative ? read_note(&r) : "");
+    else if (derivative)
+        printf("%s: 0 new records, watermark %s%s\n", ref, wm, read_note(&r));
     else
         printf("%s: 0 new records, watermark %s\n", ref, wm);
     return EXIT_OK;
@@ -112,7 +183,7 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
 
 int cmd_pull(cli_ctx *c, int argc, char **argv)
 {
-    bool all = false;
+    bool all = false, recursive = false;
     silt_pull_opts o;
     memset(&o, 0, sizeof o);
     o.warn = print_warning;
@@ -124,6 +195,8 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--all") == 0) {
             all = true;
+        } else if (strcmp(a, "--recursive") == 0 || strcmp(a, "-r") == 0) {
+            recursive = true;
         } else if (strcmp(a, "--fetch-uncacheable") == 0) {
             o.fetch_uncacheable = true;
         } else if (strcmp(a, "--set-watermark") == 0) {
@@ -168,7 +241,8 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
                 bool flow = false;
                 for (size_t k = 0; k < nflows && !flow; k++)
                     flow = flows[k].source && flows[k].target && strcmp(flows[k].target, names[i]) == 0;
-                if (info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark))
+                if ((info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark)) ||
+                    (info.kind == SILT_DERIVATIVE && info.has_transform && !o.set_watermark))
                     refs[nrefs++] = names[i];
                 silt_dataset_free(ds);
                 if (nrefs >= (size_t)argc) { /* grow the array */
@@ -183,16 +257,29 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
             }
         }
     }
+    /* --recursive / --all: every derivative after its inputs */
+    char **ordered = NULL;
+    size_t nordered = 0, ocap = 0;
+    if (status == EXIT_OK && (recursive || all) && !o.set_watermark) {
+        if (!all && silt_flows_list(&flows, &nflows, ws, -1) < 0)
+            status = cli_fail(NULL);
+        order_ctx oc = {ws, flows, nflows};
+        for (size_t i = 0; i < nrefs && status == EXIT_OK; i++)
+            status = add_ordered(&oc, refs[i], true, &ordered, &nordered, &ocap, 0);
+        nrefs = 0;
+    }
     json_t *arr = c->json ? json_array() : NULL;
     if (c->json && !arr)
         status = cli_fail_code(SILT_ENOMEM, "out of memory");
     cli_interrupt_catch();
-    for (size_t i = 0; i < nrefs && (!c->json || arr); i++) {
-        int st = pull_one(ws, refs[i], &o, c, arr);
+    size_t total = nrefs + nordered;
+    for (size_t i = 0; i < total && (!c->json || arr); i++) {
+        const char *ref = i < nrefs ? refs[i] : ordered[i - nrefs];
+        int st = pull_one(ws, ref, &o, c, arr);
         if (st == EXIT_INTERRUPTED) {
-            if (i + 1 < nrefs)
-                fprintf(stderr, "silt: interrupted: %zu dataset%s not pulled\n", nrefs - i - 1,
-                        nrefs - i - 1 == 1 ? "" : "s");
+            if (i + 1 < total)
+                fprintf(stderr, "silt: interrupted: %zu dataset%s not pulled\n", total - i - 1,
+                        total - i - 1 == 1 ? "" : "s");
             status = EXIT_INTERRUPTED;
             break;
         }
@@ -203,6 +290,7 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
         cli_json_write(arr);
         json_decref(arr);
     }
+    silt_strv_free(ordered);
     silt_strv_free(names);
     silt_flows_free(flows, nflows);
     silt_workspace_free(ws);

@@ -108,8 +108,10 @@ static const help_entry HELP[] = {
      "  --end RID        (files datasets) the view up to transaction RID\n"
      "  --output FILE    write to FILE (else stdout)\n",
      "silt read-table sales --columns offset,city --output sales.arrows\n"},
-    {"pull", "run the polling sources of datasets", "silt pull NAME...|--all [options]",
-     "  --all                 every dataset with a polling source\n"
+    {"pull", "run the polling sources of datasets and the transforms of derivatives",
+     "silt pull NAME...|--all [options]",
+     "  --all                 every dataset with a polling source, then every derivative\n"
+     "  --recursive           pull the inputs of derivatives first, in dependency order\n"
      "  --fetch-uncacheable   fetch sources that give no caching validator again\n"
      "  --set-watermark T     commit only a new watermark (RFC 3339)\n",
      "silt pull city-populations\nsilt pull --all\n"},

@@ -35,7 +35,7 @@ static const char *USAGE =
     "  schema NAME [--json|--yaml]   current schema\n"
     "  read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
     "      [--output FILE]           the table as an Arrow IPC stream (readTable) or CSV\n"
-    "  pull NAME...|--all [--fetch-uncacheable] [--set-watermark T]\n"
+    "  pull NAME...|--all [--recursive] [--fetch-uncacheable] [--set-watermark T]\n"
     "                                run polling sources (one AddData per new batch)\n"
     "  sources | flows               list Source / Flow resources (silt add)\n"
     "  flows set NAME --cron EXPR|--none   schedule a SetPollingSource (cron, UTC)\n"

@@ -194,6 +194,7 @@ typedef struct silt_dataset_info {
     char last_system_time[40];
     bool has_schema;
     bool has_polling_source;
+    bool has_transform;    /* a derivative with a SetTransform (silt pull runs it) */
     size_t num_push_sources;
     uint64_t data_size;    /* bytes of data slices */
     const char *rid;       /* "ri.silt.main.dataset.<uuid>": derived from the id, so stable
@@ -944,6 +945,11 @@ typedef struct silt_pull_result {
     char watermark[40];         /* RFC 3339 */
     char head[70];
     bool busy;                  /* opts->no_wait and another pull held the lock: nothing done */
+    /* derivatives (silt_dataset_derive): input records the transform read,
+     * and whether it ran incrementally (a stateless query over the new
+     * input records only) rather than over the inputs' current state */
+    uint64_t rows_read;
+    bool incremental;
 } silt_pull_result;
 
 /* Runs the dataset's polling source (SetPollingSource): ingress (Url,
@@ -960,6 +966,22 @@ typedef struct silt_pull_result {
  * released even on SIGKILL) and waits for it, or with opts->no_wait fails
  * with SILT_ECONFLICT "pull 'NAME': another pull of the dataset is running". */
 int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_opts *opts);
+
+/* Runs the SQL transform of derivative dataset ds (src/ops/transform.c,
+ * docs/transforms.md) over what its inputs gained since the last run and
+ * commits one ExecuteTransform (plus a SetDataSchema when the result's
+ * schema is new). Nothing new in any input (or an input without data yet):
+ * out->up_to_date, nothing written. A stateless query (scans, projections,
+ * filters, UNION ALL in its plan) reads only the new input records; any
+ * other query is run over the inputs' current state and its difference to
+ * the derivative's current state is committed as -R / +A records. A failure
+ * writes nothing visible; the error names the dataset ("pull 'NAME': …"). */
+int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds);
+
+/* The names of the inputs of derivative ds's SetTransform, in order
+ * (NULL-terminated, caller frees with silt_strv_free; empty for a root
+ * dataset). SILT_ENOTFOUND naming the input when one no longer exists. */
+int silt_dataset_inputs(char ***names_out, silt_dataset *ds);
 
 /* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
  * time could not be taken from its name, or it sorts before the last file

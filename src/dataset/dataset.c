@@ -651,17 +651,42 @@ int silt_ds_add_snapshot(silt_workspace *ws, const char *path, int line, const o
                      : silt_ds_check_name_free(ws, s->name);
     if (rc < 0)
         return silt_err_context(rc, "%s:%d", path, line);
+    /* SetTransform inputs resolved (and checked) before anything is staged */
+    silt_arena *ra = silt_arena_new();
+    odf_union *events = s->metadata.n ? calloc(s->metadata.n, sizeof *events) : NULL;
+    if (!ra || (s->metadata.n && !events)) {
+        silt_arena_free(ra);
+        free(events);
+        return silt_err(SILT_ENOMEM, "dataset: out of memory");
+    }
+    if (s->metadata.n)
+        memcpy(events, s->metadata.items, s->metadata.n * sizeof *events);
+    for (size_t i = 0; i < s->metadata.n && rc == 0; i++) {
+        rc = silt_ds_resolve_events(ws, s->name, NULL, &events[i], 1, ra);
+        if (rc < 0)
+            silt_err_context(rc, "%s:%d: dataset '%s': content.metadata[%zu] (%s)", path, line, s->name, i,
+                             silt_ds_event_kind_name(events[i].type));
+    }
     silt_dataset *ds = NULL;
     char *stage = NULL;
-    rc = create_staged(ws, s->name, s->kind, &ds, &stage);
-    if (rc < 0)
-        return silt_err_context(rc, "%s:%d: dataset '%s'", path, line, s->name);
+    if (rc == 0) {
+        rc = create_staged(ws, s->name, s->kind, &ds, &stage);
+        if (rc < 0)
+            silt_err_context(rc, "%s:%d: dataset '%s'", path, line, s->name);
+    }
+    if (rc < 0) {
+        silt_arena_free(ra);
+        free(events);
+        return rc;
+    }
     for (size_t i = 0; i < s->metadata.n && rc == 0; i++) {
-        rc = silt_ds_append_event(ds, &s->metadata.items[i], NULL);
+        rc = silt_ds_append_event(ds, &events[i], NULL);
         if (rc < 0)
             silt_err_context(rc, "%s:%d: dataset '%s': content.metadata[%zu] (%s)", path, line,
                              s->name, i, silt_ds_event_kind_name(s->metadata.items[i].type));
     }
+    silt_arena_free(ra);
+    free(events);
     char id[SILT_DID_TEXT_LEN + 1];
     memcpy(id, ds->id, sizeof id);
     silt_dataset_free(ds);
@@ -897,6 +922,7 @@ void silt_dataset_info_as_read(silt_dataset_info *out, const silt_dataset *ds)
     memcpy(out->last_system_time, ds->last_system_time, sizeof out->last_system_time);
     out->has_schema = st->schema.present;
     out->has_polling_source = st->polling_source.present;
+    out->has_transform = st->transform.present;
     out->num_push_sources = st->num_push_sources;
     out->data_size = st->data_size;
 }
@@ -961,6 +987,11 @@ int silt_dataset_append_events(silt_dataset *ds, const char *path)
             }
             events[n++] = src[j];
         }
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = silt_ds_resolve_events(ds->ws, ds->name, ds->id, &events[i], 1, a);
+        if (rc < 0)
+            silt_err_context(rc, "%s: event %zu (%s)", path, i + 1, silt_ds_event_kind_name(events[i].type));
     }
     size_t appended = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -264,4 +264,23 @@ typedef struct silt_ydoc {
 int silt_yaml_split(silt_arena *a, const char *text, size_t len, const char *filename,
                     silt_ydoc **docs_out, size_t *n_out);
 
+
+/* ---- transform_inputs.c ---- */
+
+/* The SetTransform in force in ds (arena-owned), or *out = NULL. */
+int silt_ds_load_transform(silt_dataset *ds, silt_arena *a, const odf_SetTransform **out);
+/* A copy of `t` (in `a`) as it is stored: every input resolved by name or
+ * did:odf: id to the input's DID, the alias defaulting to the name written;
+ * `query` turned into a one-step `queries`. Refuses (SILT_EINVAL /
+ * SILT_ENOTFOUND, one line naming the input) an unknown input, the dataset
+ * itself (self_name, or self_id when the dataset exists), an input reading
+ * the dataset through its own inputs (a cycle), an alias or input given
+ * twice, both or neither of query/queries, a step but the last without
+ * alias. */
+int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const char *self_id,
+                              const odf_SetTransform *t, silt_arena *a, odf_SetTransform **out);
+/* Replaces every SetTransform of events[0..n) by its resolved copy. */
+int silt_ds_resolve_events(silt_workspace *ws, const char *self_name, const char *self_id, odf_union *events,
+                           size_t n, silt_arena *a);
+
 #endif

@@ -1,0 +1,811 @@
+/* transform.c — running the SQL transform of a derivative dataset: one
+ * ExecuteTransform per run (issue 16, docs/transforms.md).
+ *
+ * Invariants:
+ *  - the inputs are read at their heads as found when the run starts; the
+ *    ExecuteTransform records, per input, the half-open intervals
+ *    (prevBlockHash, newBlockHash] and (prevOffset, newOffset] it consumed
+ *    (ODF RFC-014), continuing the last ExecuteTransform of the chain;
+ *  - a query whose plan has only scans, projections, filters and UNION ALL
+ *    is stateless: it reads only the input records added since the last run
+ *    and its result is appended (its `op` column passes through when it
+ *    selects one); every other query sees each input's current state, runs
+ *    in full, and the difference to the derivative's own current state is
+ *    committed as -R (retracted rows) then +A (new rows), so
+ *    `NAME:current` equals the query's result;
+ *  - the slice goes through the same writer and hashing as ingestion
+ *    (engine/writer.h), so `silt verify` checks it like any root slice;
+ *  - the user's SQL runs on a confined engine: the views over the slice files
+ *    are made first, then the engine is confined to its scratch directory;
+ *  - nothing is visible until the one append of SetDataSchema (when the
+ *    schema is new) + ExecuteTransform; a failed run leaves the dataset as
+ *    it was (a written slice is removed or left unreferenced for `silt gc`).
+ */
+#include "silt.h"
+
+#include "dataset/data_views.h"
+#include "dataset/dataset_internal.h"
+#include "engine/engine.h"
+#include "engine/query.h"
+#include "engine/schema.h"
+#include "engine/writer.h"
+#include "odf/schema_rules.h"
+#include "util/error.h"
+#include "util/multiformats.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct txin {
+    silt_dataset *ds;
+    const char *alias;
+    silt_vocab_names v;
+    uint8_t did[SILT_DID_LEN];
+    bool has_prev_block;
+    uint8_t prev_block[SILT_MH_LEN];
+    bool has_prev_off;
+    uint64_t prev_off;
+    bool moved;          /* the head is not prev_block */
+    bool has_new_off;    /* new records: (prev_off, new_off] */
+    uint64_t new_off;
+    uint8_t head[SILT_MH_LEN];
+} txin;
+
+typedef struct tx {
+    silt_dataset *ds;
+    silt_arena *a;
+    silt_engine *e;
+    char *scratch;
+    const odf_TransformSql *sql;
+    silt_vocab_names v;
+    txin *in;
+    size_t n;
+    bool stateless;
+    bool result_has_op, result_has_et;
+    char *fallback_et; /* SQL expression of the fallback event time */
+    char *slice_tmp;
+    uint64_t rows_read;
+} tx;
+
+/* ---- positions ------------------------------------------------------------ */
+
+/* The newest ExecuteTransform of ds's chain, or NULL. */
+static int last_execute(tx *t, const odf_ExecuteTransform **out)
+{
+    *out = NULL;
+    if (t->ds->st.empty)
+        return 0;
+    uint8_t h[SILT_MH_LEN];
+    memcpy(h, t->ds->st.head, SILT_MH_LEN);
+    for (;;) {
+        odf_MetadataBlock *b = NULL;
+        int rc = silt_ds_load_block(t->ds, h, t->a, &b);
+        if (rc)
+            return rc;
+        if (b->event.type == ODF_MetadataEvent_ExecuteTransform) {
+            *out = b->event.value;
+            return 0;
+        }
+        if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+            return 0;
+        memcpy(h, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+}
+
+/* Opens input i and sets its positions from the last ExecuteTransform. */
+static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
+{
+    txin *in = &t->in[i];
+    in->alias = ti->alias;
+    int rc = silt_did_from_text(ti->dataset_ref, in->did);
+    if (rc < 0)
+        return silt_err(SILT_ECORRUPT, "input '%s': datasetRef '%s' is not a dataset id (re-add the dataset)",
+                        ti->alias, ti->dataset_ref);
+    rc = silt_dataset_open(&in->ds, t->ds->ws, ti->dataset_ref);
+    if (rc == SILT_ENOTFOUND)
+        return silt_err(SILT_ENOTFOUND, "input '%s' (%s) no longer exists", ti->alias, ti->dataset_ref);
+    if (rc < 0)
+        return silt_err_context(rc, "input '%s'", ti->alias);
+    rc = silt_ds_vocab(in->ds, t->a, &in->v);
+    if (rc)
+        return rc;
+    for (size_t k = 0; last && k < last->query_inputs.n; k++) {
+        const odf_ExecuteTransformInput *q = last->query_inputs.items[k];
+        if (!q || q->dataset_id.len != SILT_DID_LEN || memcmp(q->dataset_id.data, in->did, SILT_DID_LEN) != 0)
+            continue;
+        const odf_bytes *blk = q->new_block_hash.data ? &q->new_block_hash : &q->prev_block_hash;
+        if (blk->data && blk->len == SILT_MH_LEN) {
+            in->has_prev_block = true;
+            memcpy(in->prev_block, blk->data, SILT_MH_LEN);
+        }
+        in->has_prev_off = q->has_new_offset || q->has_prev_offset;
+        in->prev_off = q->has_new_offset ? q->new_offset : q->prev_offset;
+    }
+    const odf_chain_state *st = &in->ds->st;
+    memcpy(in->head, st->head, SILT_MH_LEN);
+    in->moved = !st->empty && (!in->has_prev_block || memcmp(in->head, in->prev_block, SILT_MH_LEN) != 0);
+    in->has_new_off = st->has_last_offset && (!in->has_prev_off || st->last_offset > in->prev_off);
+    in->new_off = st->last_offset;
+    return 0;
+}
+
+/* ---- views ------------------------------------------------------------------ */
+
+static char *qid(tx *t, const char *name)
+{
+    char *q = silt_sql_ident(name);
+    char *r = q ? silt_arena_strdup(t->a, q) : NULL;
+    free(q);
+    return r;
+}
+
+/* __silt_new_<i>: the input's records (prev_off, new_off] (empty when none);
+ * __silt_all_<i>:current: its current state at its head. */
+static int input_views(tx *t, size_t i)
+{
+    txin *in = &t->in[i];
+    char nv[32], av[32];
+    snprintf(nv, sizeof nv, "__silt_new_%zu", i);
+    snprintf(av, sizeof av, "__silt_all_%zu", i);
+    uint64_t nnew = in->has_new_off ? (in->has_prev_off ? in->new_off - in->prev_off : in->new_off + 1) : 1;
+    silt_slice_list sl;
+    memset(&sl, 0, sizeof sl);
+    int rc = silt_ds_slices(in->ds, in->head, nnew, &sl);
+    if (!rc && sl.n == 0)
+        rc = silt_err(SILT_EINTERNAL, "input '%s' has no slices", in->alias);
+    if (!rc) {
+        uint64_t min = in->has_new_off ? (in->has_prev_off ? in->prev_off + 1 : 0) : in->new_off + 1;
+        rc = silt_query_create_slice_view(t->e, nv, (const char *const *)sl.files, sl.n, &in->v, min);
+    }
+    silt_slice_list_free(&sl);
+    if (!rc)
+        rc = silt_ds_create_view(t->e, in->ds, av, in->head, true);
+    return rc;
+}
+
+/* Points every input alias at its new records (stateless) or its current
+ * state, then defines the steps of the query but the last. */
+static int define(tx *t, bool stateless)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        char *al = qid(t, t->in[i].alias);
+        if (!al)
+            return SILT_ENOMEM;
+        rc = stateless ? silt_engine_execf(t->e, "CREATE OR REPLACE TEMP VIEW %s AS SELECT * FROM __silt_new_%zu", al, i)
+                       : silt_engine_execf(t->e, "CREATE OR REPLACE TEMP VIEW %s AS SELECT * FROM \"__silt_all_%zu:current\"",
+                                           al, i);
+    }
+    const odf_vec *qs = &t->sql->queries;
+    for (size_t k = 0; !rc && k + 1 < qs->n; k++) {
+        const odf_SqlQueryStep *s = qs->items[k];
+        char ctx[300];
+        snprintf(ctx, sizeof ctx, "transform step '%s'", s->alias);
+        rc = silt_engine_create_from_query(t->e, s->alias, false, s->query, ctx);
+    }
+    return rc;
+}
+
+static const char *final_query(const tx *t)
+{
+    const odf_SqlQueryStep *s = t->sql->queries.items[t->sql->queries.n - 1];
+    return s->query;
+}
+
+/* ---- statelessness from the plan ------------------------------------------- */
+
+/* Operators of a stateless plan: scans, per-record projection and filter,
+ * UNION ALL (names as DuckDB prints them, trailing blanks ignored). */
+static bool op_ok(const char *name)
+{
+    static const char *const ok[] = {"PROJECTION", "FILTER", "READ_PARQUET", "PARQUET_SCAN", "TABLE_SCAN",
+                                     "SEQ_SCAN", "UNION", "DUMMY_SCAN", "COLUMN_DATA_SCAN", "EMPTY_RESULT", NULL};
+    size_t len = strlen(name);
+    while (len > 0 && name[len - 1] == ' ')
+        len--;
+    for (size_t i = 0; ok[i]; i++)
+        if (strlen(ok[i]) == len && strncmp(name, ok[i], len) == 0)
+            return true;
+    return false;
+}
+
+static bool plan_stateless(json_t *node)
+{
+    if (json_is_array(node)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(node, i, v) if (!plan_stateless(v)) return false;
+        return true;
+    }
+    if (!json_is_object(node))
+        return true;
+    const char *name = json_string_value(json_object_get(node, "name"));
+    if (name && !op_ok(name))
+        return false;
+    return plan_stateless(json_object_get(node, "children"));
+}
+
+typedef struct explain_ctx {
+    bool any, stateless;
+} explain_ctx;
+
+static int explain_row(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
+{
+    (void)names;
+    explain_ctx *x = ctx;
+    if (ncols < 2 || !vals[1])
+        return 0;
+    json_t *j = json_loads(vals[1], 0, NULL);
+    if (!j)
+        return silt_err(SILT_EINTERNAL, "transform: cannot read the query plan");
+    x->any = true;
+    x->stateless = x->stateless && plan_stateless(j);
+    json_decref(j);
+    return 0;
+}
+
+/* Is the final query (over the new-records views) stateless? From DuckDB's
+ * physical plan: every operator a scan, projection, filter or UNION ALL (a
+ * UNION without ALL plans as an aggregate over the union). */
+static int detect_stateless(tx *t, bool *out)
+{
+    const char *q = final_query(t);
+    int rc = silt_engine_check_query(t->e, q, "transform query");
+    if (rc)
+        return rc;
+    char *sql = silt_arena_printf(t->a, "EXPLAIN (FORMAT json) %s", q);
+    if (!sql)
+        return SILT_ENOMEM;
+    explain_ctx x = {false, true};
+    rc = silt_engine_query_rows(t->e, sql, explain_row, &x);
+    if (rc)
+        return rc;
+    *out = x.any && x.stateless;
+    return 0;
+}
+
+/* ---- the output changelog ------------------------------------------------- */
+
+typedef struct cols {
+    char **names;
+    size_t n, cap;
+    silt_arena *a;
+} cols;
+
+static int col_row(void *ctx, size_t ncols, const char *const *names, const char *const *vals)
+{
+    (void)names;
+    cols *c = ctx;
+    if (ncols < 1 || !vals[0])
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        char **nn = silt_arena_alloc(c->a, cap * sizeof *nn);
+        if (!nn)
+            return SILT_ENOMEM;
+        if (c->n)
+            memcpy(nn, c->names, c->n * sizeof *nn);
+        c->names = nn;
+        c->cap = cap;
+    }
+    if (!(c->names[c->n++] = silt_arena_strdup(c->a, vals[0])))
+        return SILT_ENOMEM;
+    return 0;
+}
+
+/* The result's columns that are data (not offset/op/system_time; event
+ * time separately), quoted and joined with `sep` and `prefix.`. */
+static char *join_cols(tx *t, const cols *c, const char *prefix, bool with_et)
+{
+    char *s = silt_arena_strdup(t->a, "");
+    for (size_t i = 0; s && i < c->n; i++) {
+        const char *n = c->names[i];
+        if (strcmp(n, t->v.offset) == 0 || strcmp(n, t->v.op) == 0 || strcmp(n, t->v.system_time) == 0)
+            continue;
+        if (!with_et && strcmp(n, t->v.event_time) == 0)
+            continue;
+        char *q = qid(t, n);
+        s = q ? silt_arena_printf(t->a, "%s%s%s%s%s", s, *s ? ", " : "", prefix ? prefix : "", prefix ? "." : "", q)
+              : NULL;
+    }
+    return s;
+}
+
+/* NULL-safe equality of every key column of r and c, plus rn. */
+static char *join_cond(tx *t, const cols *c)
+{
+    char *s = silt_arena_strdup(t->a, "r.__rn = c.__rn");
+    for (size_t i = 0; s && i < c->n; i++) {
+        const char *n = c->names[i];
+        if (strcmp(n, t->v.offset) == 0 || strcmp(n, t->v.op) == 0 || strcmp(n, t->v.system_time) == 0)
+            continue;
+        if (strcmp(n, t->v.event_time) == 0 && !t->result_has_et)
+            continue;
+        char *q = qid(t, n);
+        s = q ? silt_arena_printf(t->a, "%s AND r.%s IS NOT DISTINCT FROM c.%s", s, q, q) : NULL;
+    }
+    return s;
+}
+
+static int result_columns(tx *t, cols *c, const char *table)
+{
+    memset(c, 0, sizeof *c);
+    c->a = t->a;
+    char *sql = silt_arena_printf(t->a, "SELECT column_name FROM (DESCRIBE %s)", table);
+    int rc = sql ? silt_engine_query_rows(t->e, sql, col_row, c) : SILT_ENOMEM;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        t->result_has_op = t->result_has_op || strcmp(c->names[i], t->v.op) == 0;
+        t->result_has_et = t->result_has_et || strcmp(c->names[i], t->v.event_time) == 0;
+    }
+    return rc;
+}
+
+/* Quoted SQL fragments of the output columns. */
+typedef struct frags {
+    char *op, *et, *off;  /* the derivative's system column names */
+    char *data, *keys;    /* data columns; keys = data (+ event time when the result has it) */
+    char *rdata, *cdata;  /* data columns as r.x / c.x */
+    char *cond;           /* r and c hold the same row (key columns and multiplicity) */
+    char *et_r;           /* the event time of a result row */
+} frags;
+
+static int make_frags(tx *t, const cols *c, frags *f)
+{
+    f->op = qid(t, t->v.op);
+    f->et = qid(t, t->v.event_time);
+    f->off = qid(t, t->v.offset);
+    f->data = join_cols(t, c, NULL, false);
+    f->keys = join_cols(t, c, NULL, t->result_has_et);
+    f->rdata = join_cols(t, c, "r", false);
+    f->cdata = join_cols(t, c, "c", false);
+    f->cond = join_cond(t, c);
+    f->et_r = f->et && t->result_has_et ? silt_arena_printf(t->a, "r.%s", f->et) : t->fallback_et;
+    if (!f->op || !f->et || !f->off || !f->data || !f->keys || !f->rdata || !f->cdata || !f->cond || !f->et_r)
+        return SILT_ENOMEM;
+    if (!*f->data)
+        return silt_err(SILT_EINVAL, "transform query: the result has no data columns");
+    return 0;
+}
+
+/* Stateless: the result appended as it is (its op passed through, if any). */
+static int output_append(tx *t, const frags *f)
+{
+    char *opx = t->result_has_op ? silt_arena_printf(t->a, "CAST(r.%s AS UTINYINT)", f->op)
+                                 : silt_arena_strdup(t->a, "CAST(0 AS UTINYINT)");
+    return opx ? silt_engine_execf(t->e, "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT %s AS %s, %s AS %s, %s "
+                                         "FROM __silt_result r",
+                                   opx, f->op, f->et_r, f->et, f->rdata)
+               : SILT_ENOMEM;
+}
+
+/* Full recompute: -R for every previous row (a multiset of its key
+ * columns) not in the result, in offset order, then +A for every result
+ * row not in the previous state, ordered by its columns. */
+static int output_changelog(tx *t, const frags *f, bool has_prev)
+{
+    int rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_r AS SELECT *, row_number() OVER (PARTITION BY %s) "
+                               "AS __rn FROM (SELECT %s FROM __silt_result)",
+                               f->keys, f->keys);
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_r r LIMIT 0",
+                               f->op, f->et_r, f->et, f->rdata);
+    if (!rc && has_prev) {
+        rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_c AS SELECT *, row_number() OVER (PARTITION BY %s "
+                               "ORDER BY %s) AS __rn FROM \"__silt_self:current\"",
+                               f->keys, f->off);
+        if (!rc)
+            rc = silt_engine_execf(t->e,
+                                   "INSERT INTO __silt_out BY NAME SELECT CAST(1 AS UTINYINT) AS %s, c.%s AS %s, %s "
+                                   "FROM __silt_c c WHERE NOT EXISTS (SELECT 1 FROM __silt_r r WHERE %s) ORDER BY c.%s",
+                                   f->op, f->et, f->et, f->cdata, f->cond, f->off);
+    }
+    const char *where = has_prev ? silt_arena_printf(t->a, " WHERE NOT EXISTS (SELECT 1 FROM __silt_c c WHERE %s)", f->cond)
+                           : "";
+    if (!rc && !where)
+        rc = SILT_ENOMEM;
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_r r%s ORDER BY %s",
+                               f->op, f->et_r, f->et, f->rdata, where, f->rdata);
+    return rc;
+}
+
+/* __silt_out (op, event time, data columns) from __silt_result. */
+static int build_output(tx *t, bool has_prev)
+{
+    cols c;
+    frags f;
+    int rc = result_columns(t, &c, "__silt_result");
+    if (!rc)
+        rc = make_frags(t, &c, &f);
+    if (rc)
+        return rc;
+    return t->stateless ? output_append(t, &f) : output_changelog(t, &f, has_prev);
+}
+
+/* ---- event time and watermark --------------------------------------------- */
+
+/* The max event time of the inputs' new records as a SQL expression (the
+ * system time `now` when there are none). */
+static int fallback_event_time(tx *t, silt_time now)
+{
+    char *sel = silt_arena_strdup(t->a, "");
+    for (size_t i = 0; sel && i < t->n; i++) {
+        char *et = qid(t, t->in[i].v.event_time);
+        sel = et ? silt_arena_printf(t->a, "%s%sSELECT max(CAST(%s AS TIMESTAMP)) AS m FROM __silt_new_%zu", sel,
+                                     *sel ? " UNION ALL " : "", et, i)
+                 : NULL;
+    }
+    char *q = sel ? silt_arena_printf(t->a, "SELECT CAST(max(m) AS VARCHAR) FROM (%s)", sel) : NULL;
+    if (!q)
+        return SILT_ENOMEM;
+    char *v = NULL;
+    int rc = silt_engine_query_text(t->e, &v, q);
+    if (rc)
+        return rc;
+    if (v) {
+        char *s = silt_sql_str(v);
+        t->fallback_et = s ? silt_arena_printf(t->a, "CAST(%s AS TIMESTAMP)", s) : NULL;
+        free(s);
+    } else {
+        char txt[48];
+        silt_time_format((silt_time){now.sec, now.nsec / 1000000 * 1000000}, txt);
+        t->fallback_et = silt_arena_printf(t->a, "CAST(TIMESTAMPTZ '%s' AS TIMESTAMP)", txt);
+    }
+    free(v);
+    return t->fallback_et ? 0 : SILT_ENOMEM;
+}
+
+/* One system time for records and block: now, not before the last block,
+ * rounded up to milliseconds (as an ingest does). */
+static silt_time run_time(const silt_dataset *ds)
+{
+    silt_time now = silt_time_now();
+    silt_time last = {ds->st.last_system_time.sec, ds->st.last_system_time.nsec};
+    if (!ds->st.empty && silt_time_cmp(now, last) < 0)
+        now = last;
+    if (now.nsec % 1000000) {
+        now.nsec = (now.nsec / 1000000 + 1) * 1000000;
+        if (now.nsec >= 1000000000) {
+            now.sec++;
+            now.nsec = 0;
+        }
+    }
+    return now;
+}
+
+/* newWatermark: the minimum of the inputs' watermarks when all have one
+ * (never below the previous one), else the previous one. */
+static void watermark(const tx *t, odf_ExecuteTransform *et)
+{
+    const odf_chain_state *st = &t->ds->st;
+    bool all = t->n > 0;
+    odf_time m = {0, 0};
+    for (size_t i = 0; i < t->n; i++) {
+        const odf_chain_state *s = &t->in[i].ds->st;
+        if (!s->has_watermark) {
+            all = false;
+            break;
+        }
+        if (i == 0 || s->watermark.sec < m.sec || (s->watermark.sec == m.sec && s->watermark.nsec < m.nsec))
+            m = s->watermark;
+    }
+    if (st->has_watermark && (!all || m.sec < st->watermark.sec ||
+                              (m.sec == st->watermark.sec && m.nsec < st->watermark.nsec))) {
+        m = st->watermark;
+        all = true;
+    }
+    et->has_new_watermark = all;
+    et->new_watermark = m;
+}
+
+/* ---- the block ---------------------------------------------------------------- */
+
+static int query_inputs(tx *t, odf_ExecuteTransform *et)
+{
+    void **items = silt_arena_alloc(t->a, (t->n + 1) * sizeof *items);
+    if (!items)
+        return SILT_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        txin *in = &t->in[i];
+        odf_ExecuteTransformInput *q = silt_arena_alloc(t->a, sizeof *q);
+        uint8_t *did = silt_arena_memdup(t->a, in->did, SILT_DID_LEN);
+        uint8_t *pb = silt_arena_memdup(t->a, in->prev_block, SILT_MH_LEN);
+        uint8_t *nb = silt_arena_memdup(t->a, in->head, SILT_MH_LEN);
+        if (!q || !did || !pb || !nb)
+            return SILT_ENOMEM;
+        memset(q, 0, sizeof *q);
+        q->dataset_id = (odf_bytes){did, SILT_DID_LEN};
+        if (in->has_prev_block)
+            q->prev_block_hash = (odf_bytes){pb, SILT_MH_LEN};
+        if (in->moved)
+            q->new_block_hash = (odf_bytes){nb, SILT_MH_LEN};
+        q->has_prev_offset = in->has_prev_off;
+        q->prev_offset = in->prev_off;
+        q->has_new_offset = in->has_new_off;
+        q->new_offset = in->new_off;
+        items[i] = q;
+    }
+    et->query_inputs = (odf_vec){items, t->n, true};
+    return 0;
+}
+
+/* Writes the slice of __silt_out (nrows > 0) and fills newData and, when the
+ * schema is new, *sds. */
+static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransform *et, odf_SetDataSchema **sds)
+{
+    silt_dataset *ds = t->ds;
+    uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
+    t->slice_tmp = silt_arena_printf(t->a, "%s/data-1.parquet", t->scratch);
+    if (!t->slice_tmp)
+        return SILT_ENOMEM;
+    silt_slice_spec ss = {"__silt_out", t->v.offset, t->v.op, t->v.system_time, t->v.event_time, first, now,
+                          t->slice_tmp, false, NULL, 0, NULL};
+    silt_slice_info si;
+    int rc = silt_write_slice(t->e, &ss, &si);
+    if (rc)
+        return rc;
+    if (si.num_rows != nrows)
+        return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
+                        (unsigned long long)nrows);
+    const char *required[] = {t->v.offset, t->v.op, t->v.system_time, NULL};
+    odf_DataSchema *schema = NULL, *cur = NULL;
+    rc = silt_schema_from_table(t->e, t->a, SILT_SLICE_VIEW, required, &schema);
+    if (!rc)
+        rc = silt_ds_schema(ds, t->a, &cur);
+    if (rc)
+        return rc;
+    char msg[700];
+    if (cur && odf_schema_check_evolution(cur, schema, msg, sizeof msg))
+        return silt_err(SILT_EVALIDATION, "the result does not fit the dataset's schema: %s", msg);
+    if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
+        *sds = silt_arena_alloc(t->a, sizeof **sds);
+        if (!*sds)
+            return SILT_ENOMEM;
+        (*sds)->schema = schema;
+    }
+    rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, t->slice_tmp);
+    if (rc)
+        return rc;
+    odf_DataSlice *nd = silt_arena_alloc(t->a, sizeof *nd);
+    odf_OffsetInterval *oi = silt_arena_alloc(t->a, sizeof *oi);
+    uint8_t *lh = silt_arena_memdup(t->a, si.logical_hash, sizeof si.logical_hash);
+    uint8_t *ph = silt_arena_memdup(t->a, si.physical_hash, sizeof si.physical_hash);
+    if (!nd || !oi || !lh || !ph)
+        return SILT_ENOMEM;
+    memset(nd, 0, sizeof *nd);
+    oi->start = first;
+    oi->end = first + nrows - 1;
+    nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
+    nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
+    nd->offset_interval = oi;
+    nd->size = si.size;
+    et->new_data = nd;
+    return 0;
+}
+
+static int confine(tx *t)
+{
+    const char *dirs[] = {t->scratch};
+    silt_confine_opts c = {
+        .dirs = dirs,
+        .n_dirs = 1,
+        .hint_write = "a transform query is one SELECT over its inputs",
+        .hint_other = "a transform query is one SELECT over its inputs",
+        .hint_files = "a transform query reads only its inputs",
+    };
+    return silt_engine_confine(t->e, &c);
+}
+
+static int count_rows(tx *t, const char *view, const char *where, uint64_t *out)
+{
+    char *q = qid(t, view);
+    char *sql = q ? silt_arena_printf(t->a, "SELECT count(*) FROM %s%s", q, where ? where : "") : NULL;
+    return sql ? silt_engine_query_u64(t->e, out, sql) : SILT_ENOMEM;
+}
+
+/* Views, mode, query, output changelog: leaves __silt_out with *nrows. */
+static int compute(tx *t, silt_time now, uint64_t *nrows)
+{
+    int rc = 0;
+    bool retractions = false;
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        rc = input_views(t, i);
+        char nv[32];
+        snprintf(nv, sizeof nv, "__silt_new_%zu", i);
+        char *where = rc ? NULL : silt_arena_printf(t->a, " WHERE %s <> 0", qid(t, t->in[i].v.op));
+        uint64_t k = 0;
+        if (!rc)
+            rc = where ? count_rows(t, nv, where, &k) : SILT_ENOMEM;
+        retractions = retractions || k > 0;
+    }
+    bool has_prev = t->ds->st.has_last_offset;
+    if (!rc && has_prev)
+        rc = silt_ds_create_view(t->e, t->ds, "__silt_self", NULL, true);
+    if (!rc)
+        rc = fallback_event_time(t, now);
+    if (!rc)
+        rc = confine(t);
+    if (!rc)
+        rc = define(t, true);
+    bool stateless = false;
+    if (!rc)
+        rc = detect_stateless(t, &stateless);
+    if (!rc && stateless && retractions) {
+        /* a changelog input: the op column must pass through, else recompute */
+        rc = silt_engine_create_from_query(t->e, "__silt_probe", false, final_query(t), "transform query");
+        cols c;
+        if (!rc)
+            rc = result_columns(t, &c, "__silt_probe");
+        stateless = t->result_has_op;
+        t->result_has_op = t->result_has_et = false;
+    }
+    if (!rc && !stateless)
+        rc = define(t, false);
+    t->stateless = stateless;
+    if (!rc)
+        rc = silt_engine_create_from_query(t->e, "__silt_result", true, final_query(t), "transform query");
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        uint64_t k = 0;
+        char *al = silt_arena_strdup(t->a, t->in[i].alias);
+        rc = al ? count_rows(t, al, NULL, &k) : SILT_ENOMEM;
+        t->rows_read += k;
+    }
+    if (!rc)
+        rc = build_output(t, has_prev);
+    if (!rc)
+        rc = silt_engine_query_u64(t->e, nrows, "SELECT count(*) FROM __silt_out");
+    return rc;
+}
+
+static int run(tx *t, silt_pull_result *out)
+{
+    silt_dataset *ds = t->ds;
+    const odf_SetTransform *st = NULL;
+    int rc = silt_ds_load_transform(ds, t->a, &st);
+    if (rc)
+        return rc;
+    if (!st)
+        return silt_err(SILT_EINVAL, "the derivative has no SetTransform");
+    if (st->transform.type != ODF_Transform_Sql || !st->transform.value)
+        return silt_err(SILT_EUNSUPPORTED, "only Sql transforms can run");
+    t->sql = st->transform.value;
+    if (!t->sql->queries.n)
+        return silt_err(SILT_ECORRUPT, "the SetTransform has no queries (re-add the dataset)");
+    const odf_ExecuteTransform *last = NULL;
+    rc = last_execute(t, &last);
+    if (rc)
+        return rc;
+    t->n = st->inputs.n;
+    t->in = silt_arena_alloc(t->a, (t->n + 1) * sizeof *t->in);
+    if (!t->in)
+        return SILT_ENOMEM;
+    memset(t->in, 0, (t->n + 1) * sizeof *t->in);
+    bool moved = false, all_data = true;
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        rc = open_input(t, i, st->inputs.items[i], last);
+        moved = moved || (!rc && t->in[i].moved);
+        all_data = all_data && (!rc && t->in[i].ds->st.has_last_offset);
+    }
+    if (rc)
+        return rc;
+    if (!moved || !all_data) {
+        out->up_to_date = true; /* nothing new, or an input has no data yet */
+        return 0;
+    }
+    rc = silt_ds_vocab(ds, t->a, &t->v);
+    if (!rc)
+        rc = silt_ws_engine_open(ds->ws, &t->e, &t->scratch);
+    if (rc)
+        return rc;
+    silt_time now = run_time(ds);
+    uint64_t nrows = 0;
+    rc = compute(t, now, &nrows);
+    if (rc)
+        return rc;
+    odf_ExecuteTransform *et = silt_arena_alloc(t->a, sizeof *et);
+    if (!et)
+        return SILT_ENOMEM;
+    memset(et, 0, sizeof *et);
+    et->has_prev_offset = ds->st.has_last_offset;
+    et->prev_offset = ds->st.last_offset;
+    rc = query_inputs(t, et);
+    odf_SetDataSchema *sds = NULL;
+    if (!rc && nrows > 0)
+        rc = write_slice(t, now, nrows, et, &sds);
+    if (rc)
+        return rc;
+    watermark(t, et);
+    odf_union events[2];
+    size_t nev = 0;
+    if (sds)
+        events[nev++] = (odf_union){ODF_MetadataEvent_SetDataSchema, sds};
+    events[nev++] = (odf_union){ODF_MetadataEvent_ExecuteTransform, et};
+    rc = silt_ds_append_events_at(ds, events, nev, NULL, &now);
+    if (rc)
+        return rc;
+    out->num_ingests = 1;
+    out->num_records = nrows;
+    if (et->new_data) {
+        out->has_offsets = true;
+        out->first_offset = et->new_data->offset_interval->start;
+        out->last_offset = et->new_data->offset_interval->end;
+    }
+    out->rows_read = t->rows_read;
+    out->incremental = t->stateless;
+    return 0;
+}
+
+int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds)
+{
+    memset(out, 0, sizeof *out);
+    int rc = silt_ds_sync(ds);
+    if (rc)
+        return rc;
+    if (ds->st.dataset_kind != ODF_DatasetKind_Derivative)
+        return silt_err(SILT_EINVAL, "pull '%s': not a derivative dataset", ds->name);
+    tx t;
+    memset(&t, 0, sizeof t);
+    t.ds = ds;
+    t.a = silt_arena_new();
+    if (!t.a)
+        return silt_err(SILT_ENOMEM, "pull '%s': out of memory", ds->name);
+    rc = run(&t, out);
+    if (t.slice_tmp)
+        unlink(t.slice_tmp);
+    if (t.e)
+        rc = silt_ws_engine_close(t.e, t.scratch, rc);
+    for (size_t i = 0; t.in && i < t.n; i++)
+        silt_dataset_free(t.in[i].ds);
+    silt_arena_free(t.a);
+    if (rc < 0)
+        return silt_err_context(rc, "pull '%s'", ds->name);
+    snprintf(out->head, sizeof out->head, "%s", ds->head);
+    if (ds->st.has_watermark) {
+        out->has_watermark = true;
+        silt_time_format((silt_time){ds->st.watermark.sec, ds->st.watermark.nsec}, out->watermark);
+    }
+    return 0;
+}
+
+int silt_dataset_inputs(char ***names_out, silt_dataset *ds)
+{
+    *names_out = NULL;
+    int rc = silt_ds_sync(ds);
+    silt_arena *a = rc ? NULL : silt_arena_new();
+    if (!rc && !a)
+        rc = SILT_ENOMEM;
+    const odf_SetTransform *t = NULL;
+    if (!rc)
+        rc = silt_ds_load_transform(ds, a, &t);
+    size_t n = t ? t->inputs.n : 0;
+    char **names = rc ? NULL : calloc(n + 1, sizeof *names);
+    if (!rc && !names)
+        rc = SILT_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const odf_TransformInput *in = t->inputs.items[i];
+        silt_dataset *d = NULL;
+        rc = silt_dataset_open(&d, ds->ws, in->dataset_ref);
+        if (rc == SILT_ENOTFOUND)
+            rc = silt_err(SILT_ENOTFOUND, "dataset '%s': input '%s' (%s) no longer exists", ds->name, in->alias,
+                          in->dataset_ref);
+        if (!rc && !(names[i] = strdup(d->name)))
+            rc = SILT_ENOMEM;
+        silt_dataset_free(d);
+    }
+    silt_arena_free(a);
+    if (rc < 0) {
+        silt_strv_free(names);
+        return rc == SILT_ENOMEM ? silt_err(rc, "out of memory") : rc;
+    }
+    *names_out = names;
+    return 0;
+}
