@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "dataset/dataset_internal.h"
+#include "engine/writer.h"
 #include "odf/block.h"
 #include "odf/yaml.h"
 #include "util/arena.h"
@@ -321,6 +322,30 @@ int silt_dataset_open(silt_dataset **out, silt_workspace *ws, const char *ref)
 }
 
 /* ---- appending ---------------------------------------------------------- */
+
+int silt_ds_adopt_slice(silt_dataset *ds, silt_arena *a, const char *tmp, const silt_slice_info *si, uint64_t first,
+                        odf_DataSlice **out)
+{
+    *out = NULL;
+    int rc = silt_store_adopt_file(ds->store, "data", si->physical_hash, tmp);
+    if (rc)
+        return rc;
+    odf_DataSlice *nd = silt_arena_alloc(a, sizeof *nd);
+    odf_OffsetInterval *oi = silt_arena_alloc(a, sizeof *oi);
+    uint8_t *lh = silt_arena_memdup(a, si->logical_hash, sizeof si->logical_hash);
+    uint8_t *ph = silt_arena_memdup(a, si->physical_hash, sizeof si->physical_hash);
+    if (!nd || !oi || !lh || !ph)
+        return SILT_ENOMEM;
+    memset(nd, 0, sizeof *nd);
+    oi->start = first;
+    oi->end = first + si->num_rows - 1;
+    nd->logical_hash = (odf_bytes){lh, sizeof si->logical_hash};
+    nd->physical_hash = (odf_bytes){ph, sizeof si->physical_hash};
+    nd->offset_interval = oi;
+    nd->size = si->size;
+    *out = nd;
+    return 0;
+}
 
 void silt_ds_add_data_continue(const silt_dataset *ds, odf_AddData *ad, odf_Checkpoint *cp)
 {

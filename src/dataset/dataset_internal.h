@@ -176,6 +176,14 @@ int silt_ds_append_event(silt_dataset *ds, const odf_union *event, uint8_t hash_
  * checkpoint carried over as newCheckpoint (cp filled, ad->new_checkpoint
  * = cp: it must live as long as ad). Nothing else of ad is touched. */
 void silt_ds_add_data_continue(const silt_dataset *ds, odf_AddData *ad, odf_Checkpoint *cp);
+/* Moves the slice file `tmp` that silt_write_slice wrote (its facts in
+ * `si`) into ds's data objects and describes it as the newData of an
+ * AddData or ExecuteTransform: offsets first..first+si->num_rows-1, both
+ * hashes and the size, allocated in `a`. SILT_ENOMEM, or the store's error. */
+struct silt_slice_info;
+int silt_ds_adopt_slice(silt_dataset *ds, silt_arena *a, const char *tmp, const struct silt_slice_info *si,
+                        uint64_t first, odf_DataSlice **out);
+
 /* Appends `n` events as consecutive blocks published by ONE ref
  * compare-and-swap: either all of them land or none is visible. Each block
  * is validated against the state left by the previous one. `hashes_out`

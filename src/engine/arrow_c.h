@@ -1,6 +1,7 @@
-/* arrow_c.h — the Arrow C Data Interface structs (a stable ABI, see
- * https://arrow.apache.org/docs/format/CDataInterface.html), written here
- * because duckdb.h only forward-declares them. Guarded by the macro the
+/* arrow_c.h — the Arrow C Data and C Stream Interface structs (a stable
+ * ABI, see https://arrow.apache.org/docs/format/CDataInterface.html), which
+ * duckdb.h only forward-declares. They are declared once, in the public
+ * silt.h (silt_query_arrow hands them out), under the guard macros the
  * specification defines, so any other copy of the same definitions (e.g.
  * nanoarrow's) coexists.
  *
@@ -10,53 +11,6 @@
 #ifndef SILT_ENGINE_ARROW_C_H
 #define SILT_ENGINE_ARROW_C_H
 
-#include <stdint.h>
-
-#ifndef ARROW_C_DATA_INTERFACE
-#define ARROW_C_DATA_INTERFACE
-
-#define ARROW_FLAG_DICTIONARY_ORDERED 1
-#define ARROW_FLAG_NULLABLE 2
-#define ARROW_FLAG_MAP_KEYS_SORTED 4
-
-struct ArrowSchema {
-    const char *format;
-    const char *name;
-    const char *metadata;
-    int64_t flags;
-    int64_t n_children;
-    struct ArrowSchema **children;
-    struct ArrowSchema *dictionary;
-    void (*release)(struct ArrowSchema *);
-    void *private_data;
-};
-
-struct ArrowArray {
-    int64_t length;
-    int64_t null_count;
-    int64_t offset;
-    int64_t n_buffers;
-    int64_t n_children;
-    const void **buffers;
-    struct ArrowArray **children;
-    struct ArrowArray *dictionary;
-    void (*release)(struct ArrowArray *);
-    void *private_data;
-};
-
-#endif /* ARROW_C_DATA_INTERFACE */
-
-#ifndef ARROW_C_STREAM_INTERFACE
-#define ARROW_C_STREAM_INTERFACE
-
-struct ArrowArrayStream {
-    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
-    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
-    const char *(*get_last_error)(struct ArrowArrayStream *);
-    void (*release)(struct ArrowArrayStream *);
-    void *private_data;
-};
-
-#endif /* ARROW_C_STREAM_INTERFACE */
+#include "silt.h"
 
 #endif

@@ -1000,22 +1000,9 @@ static int merge_commit(pipeline *p, const silt_ingest_request *req, silt_ingest
                 }
             }
             /* move the slice into place */
-            rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, p->slice_tmp);
+            rc = silt_ds_adopt_slice(ds, p->a, p->slice_tmp, &si, first, &ad->new_data);
             if (rc)
                 return rc;
-            odf_DataSlice *nd = silt_arena_alloc(p->a, sizeof *nd);
-            odf_OffsetInterval *oi = silt_arena_alloc(p->a, sizeof *oi);
-            uint8_t *lh = silt_arena_memdup(p->a, si.logical_hash, sizeof si.logical_hash);
-            uint8_t *ph = silt_arena_memdup(p->a, si.physical_hash, sizeof si.physical_hash);
-            if (!nd || !oi || !lh || !ph)
-                return SILT_ENOMEM;
-            oi->start = first;
-            oi->end = first + n - 1;
-            nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
-            nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
-            nd->offset_interval = oi;
-            nd->size = si.size;
-            ad->new_data = nd;
             if (si.has_max_event_time) {
                 odf_time m = {si.max_event_time.sec, si.max_event_time.nsec};
                 if (!has_wm || m.sec > wm.sec || (m.sec == wm.sec && m.nsec > wm.nsec))
@@ -1024,10 +1011,10 @@ static int merge_commit(pipeline *p, const silt_ingest_request *req, silt_ingest
             }
             if (k == 0)
                 out->first_offset = first;
-            out->last_offset = oi->end;
+            out->last_offset = first + n - 1;
             out->num_records += n;
             has_off = true;
-            last_off = oi->end;
+            last_off = first + n - 1;
         }
         ad->has_new_watermark = has_wm;
         ad->new_watermark = wm;

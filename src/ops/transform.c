@@ -572,24 +572,7 @@ static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransfor
             return SILT_ENOMEM;
         (*sds)->schema = schema;
     }
-    rc = silt_store_adopt_file(ds->store, "data", si.physical_hash, t->slice_tmp);
-    if (rc)
-        return rc;
-    odf_DataSlice *nd = silt_arena_alloc(t->a, sizeof *nd);
-    odf_OffsetInterval *oi = silt_arena_alloc(t->a, sizeof *oi);
-    uint8_t *lh = silt_arena_memdup(t->a, si.logical_hash, sizeof si.logical_hash);
-    uint8_t *ph = silt_arena_memdup(t->a, si.physical_hash, sizeof si.physical_hash);
-    if (!nd || !oi || !lh || !ph)
-        return SILT_ENOMEM;
-    memset(nd, 0, sizeof *nd);
-    oi->start = first;
-    oi->end = first + nrows - 1;
-    nd->logical_hash = (odf_bytes){lh, sizeof si.logical_hash};
-    nd->physical_hash = (odf_bytes){ph, sizeof si.physical_hash};
-    nd->offset_interval = oi;
-    nd->size = si.size;
-    et->new_data = nd;
-    return 0;
+    return silt_ds_adopt_slice(ds, t->a, t->slice_tmp, &si, first, &et->new_data);
 }
 
 static int confine(tx *t)
