@@ -7,6 +7,8 @@
  *   store_conformance put-file s3 PREFIX FILE
  *   store_conformance get-file s3 PREFIX FILE OUT   (FILE: the object's source)
  *   store_conformance put s3 PREFIX TEXT
+ *   store_conformance cas s3 PREFIX REF EXPECTED VALUE   (EXPECTED "": must
+ *                                         not exist; exit 3 on a conflict)
  *
  * S3 settings come from the environment: S3_ENDPOINT, S3_REGION, S3_BUCKET,
  * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, and optionally
@@ -359,9 +361,16 @@ static int single_op(const char *op, char **argv, int argc)
         if (rc == 0)
             rc = argc == 1 ? silt_store_put_file(s, "data", mh, argv[0])
                            : s->ops->get_to_file(s, "data", mh, argv[1]);
+    } else if (strcmp(op, "cas") == 0 && argc == 3) {
+        rc = silt_store_ref_cas(s, argv[0], *argv[1] ? argv[1] : NULL, argv[2]);
+        if (rc == SILT_ECONFLICT) {
+            silt_store_free(s);
+            printf("conflict\n");
+            return 3;
+        }
     } else {
         silt_store_free(s);
-        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file BACKEND WHERE [ARGS]\n");
+        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|cas BACKEND WHERE [ARGS]\n");
         return 2;
     }
     silt_store_free(s);
@@ -374,7 +383,7 @@ static int single_op(const char *op, char **argv, int argc)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file BACKEND WHERE [ARGS]\n");
+        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|cas BACKEND WHERE [ARGS]\n");
         return 2;
     }
     g_backend = argv[2];

@@ -69,10 +69,11 @@ static const char *env_or(const char *v, const char *env)
 
 static int check_endpoint(const char *ep)
 {
-    if (!ep || (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0))
+    size_t scheme = ep && strncmp(ep, "http://", 7) == 0 ? 7 : ep && strncmp(ep, "https://", 8) == 0 ? 8 : 0;
+    if (!scheme || !ep[scheme])
         return silt_err(SILT_EINVAL, "s3: endpoint must be an http:// or https:// URL");
-    if (strchr(ep + 8, '?') || strchr(ep + 8, '#'))
-        return silt_err(SILT_EINVAL, "s3: endpoint URL must not have a query or fragment");
+    if (strpbrk(ep + scheme, "?# \t\r\n"))
+        return silt_err(SILT_EINVAL, "s3: endpoint URL must not have a query, a fragment or blanks");
     return 0;
 }
 

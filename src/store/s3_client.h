@@ -95,7 +95,7 @@ unsigned silt_s3_backoff_ms(unsigned attempt, unsigned base_ms, unsigned max_ms,
 
 /* Parses an S3 error body <Error><Code>..</Code><Message>..</Message>..:
  * copies Code / Message (truncated to the capacities). SILT_EINVAL when
- * the body is not such an XML document. */
+ * the body is not such an XML document (code and msg are then ""). */
 int silt_s3_parse_error(const char *xml, size_t len, char *code, size_t code_cap, char *msg,
                         size_t msg_cap);
 /* Parses a ListBucketResult page: fn per <Contents> (Key, Size), *truncated

@@ -97,7 +97,7 @@ int silt_s3_url_parse(const char *url, char **bucket, char **prefix)
     }
     const char *p = slash ? slash + 1 : "";
     size_t plen = strlen(p);
-    if (plen && p[plen - 1] == '/') /* one trailing slash is allowed: s3://b/ds/ */
+    if (plen > 1 && p[plen - 1] == '/') /* one trailing slash is allowed: s3://b/ds/ */
         plen--;
     char *pf = strndup(p, plen);
     if (!pf) {

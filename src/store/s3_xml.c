@@ -274,13 +274,13 @@ int silt_s3_parse_error(const char *xml, size_t len, char *code, size_t code_cap
     copy_trunc(code, code_cap, "", 0);
     copy_trunc(msg, msg_cap, "", 0);
     int rc = xml_walk_run(xml, len, on_error_close, &e);
-    if (rc < 0)
-        return rc;
-    if (!e.root_is_error || !code_cap || !*code) {
+    if (rc == 0 && (!e.root_is_error || !code_cap || !*code))
+        rc = silt_err(SILT_EINVAL, "s3: response is not an S3 error document");
+    if (rc < 0) { /* nothing half-parsed is left behind */
         copy_trunc(code, code_cap, "", 0);
-        return silt_err(SILT_EINVAL, "s3: response is not an S3 error document");
+        copy_trunc(msg, msg_cap, "", 0);
     }
-    return 0;
+    return rc;
 }
 
 typedef struct list_ctx {

@@ -49,6 +49,28 @@ tool run s3 ds/conf
 [ "$RC" -eq 0 ] || fail "S3 conformance: $ERR"
 assert_eq "$OUT" "$CASES" "S3 cases"
 
+# ---- concurrent CAS from separate processes: exactly one winner per round -------
+declare -A last=()
+for backend in local s3; do
+    where=ds/procs
+    [ "$backend" = local ] && where=$T_DIR/procds
+    prev=
+    for round in 1 2 3 4 5; do
+        for w in 1 2 3 4 5 6; do
+            "$STORE_CONFORMANCE" cas "$backend" "$where" head "$prev" "r$round-w$w" >"$T_DIR/cas.$w" 2>&1 &
+        done
+        wait
+        winners=$(grep -lx ok "$T_DIR"/cas.* | wc -l)
+        losers=$(grep -lx conflict "$T_DIR"/cas.* | wc -l)
+        assert_eq "$winners/$losers" "1/5" "$backend round $round: winners/losers ($(cat "$T_DIR"/cas.*))"
+        w=$(grep -lx ok "$T_DIR"/cas.* | sed 's/.*cas\.//')
+        prev=r$round-w$w
+    done
+    last[$backend]=$prev
+done
+assert_eq "$(cat "$T_DIR/procds/refs/head")" "${last[local]}" "localfs head is the last winner"
+assert_eq "$(s3get ds/procs/refs/head)" "${last[s3]}" "S3 head is the last winner"
+
 # ---- the layout, read back with curl -------------------------------------------
 assert_eq "$(s3get "ds/conf/blocks/$(mh 'block one')")" "block one" "block object"
 assert_eq "$(s3get "ds/conf/data/$(mh 'data slice')")" "data slice" "data object"
