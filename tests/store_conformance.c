@@ -99,6 +99,14 @@ static int c_put_existing_noop(silt_store *s, const char *name)
     return 0;
 }
 
+static int same_file_bytes(const char *path, const void *data, size_t len)
+{
+    silt_buf b = SILT_BUF_INIT;
+    int ok = silt_fs_read(path, &b) == 0 && b.len == len && memcmp(b.data, data, len) == 0;
+    silt_buf_free(&b);
+    return ok;
+}
+
 static int c_get_missing(silt_store *s, const char *name)
 {
     uint8_t mh[SILT_MH_LEN];
@@ -111,6 +119,10 @@ static int c_get_missing(silt_store *s, const char *name)
     rc = s->ops->get_to_file(s, "checkpoints", mh, "missing.out");
     CHECK(rc == SILT_ENOTFOUND, "get_to_file missing: rc %d", rc);
     CHECK(access("missing.out", F_OK) != 0, "get_to_file left a file behind");
+    CHECK(silt_fs_write_atomic("kept.out", "kept", 4, false) == 0, "setup");
+    rc = s->ops->get_to_file(s, "checkpoints", mh, "kept.out");
+    CHECK(rc == SILT_ENOTFOUND, "get_to_file missing over a file: rc %d", rc);
+    CHECK(same_file_bytes("kept.out", "kept", 4), "a failed get_to_file changed the file");
     CHECK(silt_store_put(s, "nonsense", mh, "x", 1) == SILT_EINVAL, "unknown kind accepted");
     CHECK(strcmp(silt_error_last(), "store: unknown object kind 'nonsense'") == 0, "message");
     return 0;
@@ -172,14 +184,6 @@ static int c_ref_delete(silt_store *s, const char *name)
     CHECK(ref_is(s, "branches/dev", "d3"), "value after re-create");
     CHECK(s->ops->ref_delete(s, "branches/dev", NULL) == 0, "unconditional delete");
     return 0;
-}
-
-static int same_file_bytes(const char *path, const void *data, size_t len)
-{
-    silt_buf b = SILT_BUF_INIT;
-    int ok = silt_fs_read(path, &b) == 0 && b.len == len && memcmp(b.data, data, len) == 0;
-    silt_buf_free(&b);
-    return ok;
 }
 
 static int c_get_to_file(silt_store *s, const char *name)

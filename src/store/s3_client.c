@@ -480,20 +480,34 @@ int silt_s3_get(silt_s3_client *c, const char *key, silt_buf *out, char *etag_ou
     return rc;
 }
 
+/* Streams into a temp file next to dst_path, renamed over it on success,
+ * so a failed download leaves dst_path as it was (as localfs's copy). */
 int silt_s3_get_to_file(silt_s3_client *c, const char *key, const char *dst_path)
 {
-    FILE *f = fopen(dst_path, "wb");
-    if (!f)
-        return silt_err(SILT_EIO, "%s: %s", dst_path, strerror(errno));
+    char rnd[17];
+    silt_buf tmp = SILT_BUF_INIT;
+    int rc = silt_random_hex(rnd, 8);
+    if (rc == 0)
+        rc = silt_buf_printf(&tmp, "%s.part-%d-%s", dst_path, (int)getpid(), rnd);
+    FILE *f = rc == 0 ? fopen(tmp.data, "wbx") : NULL;
+    if (rc == 0 && !f)
+        rc = silt_err(SILT_EIO, "%s: %s", tmp.data, strerror(errno));
+    if (rc < 0) {
+        silt_buf_free(&tmp);
+        return rc;
+    }
     req r = {.op = "GET", .key = key, .file = f};
-    int rc = s3_perform(c, &r);
+    rc = s3_perform(c, &r);
     req_free(&r);
     if (fflush(f) != 0 || fsync(fileno(f)) != 0)
         rc = rc < 0 ? rc : silt_err(SILT_EIO, "%s: %s", dst_path, strerror(errno));
     if (fclose(f) != 0 && rc == 0)
         rc = silt_err(SILT_EIO, "%s: %s", dst_path, strerror(errno));
+    if (rc == 0 && rename(tmp.data, dst_path) != 0)
+        rc = silt_err(SILT_EIO, "cannot move %s to %s: %s", tmp.data, dst_path, strerror(errno));
     if (rc < 0)
-        unlink(dst_path);
+        unlink(tmp.data);
+    silt_buf_free(&tmp);
     return rc;
 }
 
@@ -624,6 +638,9 @@ static int mpu_complete(mpu *m)
         rc = s3_perform(m->c, &r);
         req_free(&r);
     }
+    if (rc == SILT_ENOTFOUND && strstr(silt_error_last(), "NoSuchUpload") &&
+        silt_s3_head(m->c, m->key, NULL, NULL) == 1)
+        rc = 0; /* a retried complete whose first attempt landed */
     char code[64], msg[256];
     /* S3 may answer 200 with an <Error> body to a CompleteMultipartUpload */
     if (rc == 0 && silt_s3_parse_error(body.data, body.len, code, sizeof code, msg, sizeof msg) == 0)

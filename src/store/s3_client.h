@@ -68,8 +68,8 @@ int silt_s3_put(silt_s3_client *c, const char *key, const void *data, size_t len
 int silt_s3_put_file(silt_s3_client *c, const char *key, const char *path);
 /* Appends the object to out; etag_out as for put. SILT_ENOTFOUND if missing. */
 int silt_s3_get(silt_s3_client *c, const char *key, silt_buf *out, char *etag_out);
-/* Streams the object into dst_path (created or truncated; removed again on
- * failure). SILT_ENOTFOUND if missing. */
+/* Streams the object into dst_path (through a temp file renamed over it,
+ * so on failure dst_path is unchanged). SILT_ENOTFOUND if missing. */
 int silt_s3_get_to_file(silt_s3_client *c, const char *key, const char *dst_path);
 /* 1 if the object exists (size and etag out, each may be NULL), 0 if not. */
 int silt_s3_head(silt_s3_client *c, const char *key, uint64_t *size_out, char *etag_out);
