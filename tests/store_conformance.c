@@ -7,12 +7,14 @@
  *   store_conformance put-file s3 PREFIX FILE
  *   store_conformance get-file s3 PREFIX FILE OUT   (FILE: the object's source)
  *   store_conformance put s3 PREFIX TEXT
+ *   store_conformance list s3 PREFIX MAX_KEYS   (ListObjectsV2, MAX_KEYS a page)
  *   store_conformance cas s3 PREFIX REF EXPECTED VALUE   (EXPECTED "": must
  *                                         not exist; exit 3 on a conflict)
  *
  * S3 settings come from the environment: S3_ENDPOINT, S3_REGION, S3_BUCKET,
  * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, and optionally
- * S3_MULTIPART_THRESHOLD, S3_PART_SIZE, S3_MAX_RETRIES, S3_RETRY_BASE_MS.
+ * S3_MULTIPART_THRESHOLD, S3_PART_SIZE, S3_MAX_RETRIES, S3_RETRY_BASE_MS,
+ * S3_STALL_TIMEOUT_S, S3_CONNECT_TIMEOUT_MS.
  * "run" prints "ok <case>" per passing case and stops at the first failure
  * ("FAIL <case>: <why>", exit 1); single operations print "ok" or the
  * library's one-line error ("silt: <message>", exit 1). */
@@ -348,8 +350,28 @@ static int fail_line(void)
     return 1;
 }
 
+static int print_key(void *ctx, const char *key, uint64_t size)
+{
+    (void)ctx;
+    printf("%s %llu\n", key, (unsigned long long)size);
+    return 0;
+}
+
+/* ListObjectsV2 straight from the client: WHERE is any key prefix. */
+static int list_op(const char *max_keys)
+{
+    silt_s3_client *c = NULL;
+    int rc = silt_s3_client_open(&c, &g_cfg);
+    if (rc == 0)
+        rc = silt_s3_list(c, g_where, (unsigned)atoi(max_keys), print_key, NULL);
+    silt_s3_client_free(c);
+    return rc < 0 ? fail_line() : 0;
+}
+
 static int single_op(const char *op, char **argv, int argc)
 {
+    if (strcmp(op, "list") == 0 && argc == 1 && strcmp(g_backend, "s3") == 0)
+        return list_op(argv[0]);
     silt_store *s = NULL;
     if (open_store(&s, true) < 0)
         return fail_line();
@@ -374,7 +396,7 @@ static int single_op(const char *op, char **argv, int argc)
         }
     } else {
         silt_store_free(s);
-        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|cas BACKEND WHERE [ARGS]\n");
+        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|list|cas BACKEND WHERE [ARGS]\n");
         return 2;
     }
     silt_store_free(s);
@@ -387,7 +409,7 @@ static int single_op(const char *op, char **argv, int argc)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|cas BACKEND WHERE [ARGS]\n");
+        fprintf(stderr, "usage: store_conformance run|put|put-file|get-file|list|cas BACKEND WHERE [ARGS]\n");
         return 2;
     }
     g_backend = argv[2];
@@ -399,6 +421,8 @@ int main(int argc, char **argv)
     g_cfg.part_size = (uint64_t)env_num("S3_PART_SIZE", 5u << 20);
     g_cfg.max_retries = (int)env_num("S3_MAX_RETRIES", 0);
     g_cfg.retry_base_ms = (unsigned)env_num("S3_RETRY_BASE_MS", 0);
+    g_cfg.stall_timeout_s = (long)env_num("S3_STALL_TIMEOUT_S", 0);
+    g_cfg.connect_timeout_ms = (long)env_num("S3_CONNECT_TIMEOUT_MS", 0);
     if (strcmp(argv[1], "run") == 0)
         return run_all();
     return single_op(argv[1], argv + 4, argc - 4);

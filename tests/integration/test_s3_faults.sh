@@ -53,6 +53,27 @@ case $ERR in
 *) fail "gateway down, 2 retries: $ERR" ;;
 esac
 
+# ---- a server that accepts and never answers: the stall timeout ---------------
+SINK=$(free_port)
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); print("up", flush=True)
+c=[]
+while True: c.append(s.accept()[0])' "$SINK" >sink.out &
+T_PIDS+=($!)
+for _ in $(seq 1 50); do grep -q up sink.out && break; sleep 0.1; done
+start=$(date +%s)
+S3_ENDPOINT=http://127.0.0.1:$SINK S3_MAX_RETRIES=-1 S3_STALL_TIMEOUT_S=1 tool put s3 ds/f 'stalled block'
+took=$(($(date +%s) - start))
+assert_eq "$RC" 1 "stalled server: exit"
+one_line
+case $ERR in
+"silt: s3: PUT $S3_BUCKET: Operation too slow."*"(after 1 attempt)") pass ;;
+*) fail "stalled server: $ERR" ;;
+esac
+[ "$took" -le 4 ] || fail "the stall timeout of 1 s took ${took} s"
+pass
+
 # ---- killed in the middle of a multipart upload ---------------------------------
 bash "$RGW" gw-start "$SILT_RGW_DIR" "$GW"
 LOG=$SILT_RGW_DIR/log/client.rgw.$GW.log

@@ -39,6 +39,7 @@ s3get() {
     curl -sf --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
         -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$S3_ENDPOINT/$S3_BUCKET/$1"
 }
+one_line() { [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ] || fail "not one line: $ERR"; pass; }
 mh() { printf '%s' "$1" | python3 -c 'import hashlib,sys; print("f1620" + hashlib.sha3_256(sys.stdin.buffer.read()).hexdigest())'; }
 
 # ---- one list of cases, two backends -------------------------------------------
@@ -84,6 +85,20 @@ assert_eq "$(s3get ds/conf/refs/branches/dev | wc -c)" "0" "tombstone of a delet
 listed=$(s3get "?list-type=2&prefix=ds%2Fconf%2Fdata%2F" | grep -o '<Size>20971520</Size>' | head -1)
 assert_eq "$listed" "<Size>20971520</Size>" "20 MB object listed with its size"
 assert_eq "$(s3get "?uploads=" | grep -c '<Upload>' || true)" "0" "no multipart upload left open"
+
+# ---- ListObjectsV2, paged ----------------------------------------------------------
+tool list s3 ds/conf/ 1000
+[ "$RC" -eq 0 ] || fail "list: $ERR"
+one_page=$OUT
+assert_eq "$(printf '%s\n' "$one_page" | wc -l)" "7" "7 objects under ds/conf/ (no probe keys left): $one_page"
+tool list s3 ds/conf/ 2
+assert_eq "$OUT" "$one_page" "4 pages of 2 give the same listing"
+assert_eq "$(printf '%s\n' "$one_page" | cut -d' ' -f1)" \
+    "$(s3get "?list-type=2&prefix=ds%2Fconf%2F" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g')" "keys as curl lists them"
+assert_eq "$(printf '%s\n' "$one_page" | grep -c "^ds/conf/data/f1620[0-9a-f]\{64\} 20971520$")" "1" "the large object's size"
+assert_eq "$(printf '%s\n' "$one_page" | grep -c "^ds/conf/refs/branches/dev 0$")" "1" "the tombstone's size"
+tool list s3 nothing/here/ 2
+assert_eq "$RC:$OUT" "0:" "empty listing"
 
 # ---- credentials -----------------------------------------------------------------
 AWS_SECRET_ACCESS_KEY=wrong-secret-do-not-print tool put s3 ds/conf 'some block'
