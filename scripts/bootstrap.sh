@@ -31,6 +31,7 @@ PACKAGES=(
   libavro-dev avro-bin python3-avro
   podman runc busybox-static umoci
   mosquitto mosquitto-clients libmosquitto-dev
+  ceph-mon ceph-osd radosgw ceph-common
   chromium hyperfine
 )
 

@@ -59,6 +59,9 @@ typedef struct silt_store_ops {
     /* Local path of an object (malloc'd), or NULL when the backend has none
      * (remote) or on ENOMEM. Used for verification by hashing the file. */
     char *(*object_path)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
+    /* Streams object kind/<mh> into the local file dst_path (created or
+     * replaced). SILT_ENOTFOUND if the object is missing. */
+    int (*get_to_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path);
     void (*free)(silt_store *s);
 } silt_store_ops;
 
