@@ -180,8 +180,11 @@ static const help_entry HELP[] = {
      "silt log sales -n 3\nsilt log sales --detail\n"},
     {"append", "append metadata events to a dataset", "silt append NAME EVENT.yaml...", NULL,
      "silt append sales set-info.yaml\n"},
-    {"verify", "check every hash and chain rule of datasets", "silt verify NAME...|--all",
-     "  --all   every dataset of the workspace\n", "silt verify --all\n"},
+    {"verify", "check every hash and chain rule of datasets (and replay derivatives)",
+     "silt verify NAME...|--all [--no-replay]",
+     "  --all         every dataset of the workspace\n"
+     "  --no-replay   do not run a derivative's ExecuteTransforms again (hashes and chain rules only)\n",
+     "silt verify --all\nsilt verify hottest-days --no-replay\n"},
     {"block", "hash or decode a metadata block", "silt block hash FILE.yaml\nsilt block decode FILE", NULL,
      "silt block decode .silt/datasets/*/blocks/f1620…\n"},
     {"serve", "the HTTP node: Foundry datasets API v2, ODF routes, the flow scheduler",

@@ -71,7 +71,7 @@ static const char *USAGE =
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
-    "  verify NAME...|--all          check hashes and every chain rule\n"
+    "  verify NAME...|--all          check hashes and every chain rule (--no-replay)\n"
     "  block hash FILE.yaml          multihash of a block's canonical binary form\n"
     "  block decode FILE             binary block -> YAML\n"
     "\n"

@@ -286,6 +286,22 @@ typedef struct silt_verify_branch {
 int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_dataset *ds, bool all_branches,
                                  silt_verify_report_fn report, void *ctx);
 
+/* silt_dataset_verify_branches with options. A derivative is, beyond its
+ * hashes and chain rules, replayed (unless no_replay): every ExecuteTransform
+ * is run again over the input blocks and offset intervals its queryInputs
+ * record, and the logical hash of the result compared with the recorded
+ * newData (docs/transforms.md, "Verifying a derivative"). A block whose
+ * replay fails or differs is one problem naming the block (SILT_EVALIDATION).
+ * The replay runs only on a branch whose chain and slices are sound; it
+ * writes nothing but a scratch directory it removes. opts may be NULL (one
+ * branch, with replay). Ownership and returns as above. */
+typedef struct silt_verify_opts {
+    bool all_branches;
+    bool no_replay;
+} silt_verify_opts;
+int silt_dataset_verify_with(silt_verify_branch **out, size_t *n, silt_dataset *ds, const silt_verify_opts *opts,
+                             silt_verify_report_fn report, void *ctx);
+
 
 /* ---- data ---------------------------------------------------------------- */
 

@@ -29,6 +29,7 @@
 #include "engine/query.h"
 #include "engine/schema.h"
 #include "engine/writer.h"
+#include "ops/transform.h"
 #include "odf/schema_rules.h"
 #include "util/error.h"
 #include "util/multiformats.h"
@@ -68,6 +69,11 @@ typedef struct tx {
     char *fallback_et; /* SQL expression of the fallback event time */
     char *slice_tmp;
     uint64_t rows_read;
+    /* the derivative before this run: its block (NULL: the head), whether
+     * it has records, and the offset of the run's first new record */
+    const uint8_t *self_upto;
+    bool self_has_prev;
+    uint64_t first;
 } tx;
 
 /* ---- positions ------------------------------------------------------------ */
@@ -95,8 +101,8 @@ static int last_execute(tx *t, const odf_ExecuteTransform **out)
     }
 }
 
-/* Opens input i and sets its positions from the last ExecuteTransform. */
-static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
+/* Opens input i (its dataset, DID and vocabulary). */
+static int open_input_ds(tx *t, size_t i, const odf_TransformInput *ti)
 {
     txin *in = &t->in[i];
     in->alias = ti->alias;
@@ -109,7 +115,14 @@ static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_E
         return silt_err(SILT_ENOTFOUND, "input '%s' (%s) no longer exists", ti->alias, ti->dataset_ref);
     if (rc < 0)
         return silt_err_context(rc, "input '%s'", ti->alias);
-    rc = silt_ds_vocab(in->ds, t->a, &in->v);
+    return silt_ds_vocab(in->ds, t->a, &in->v);
+}
+
+/* Opens input i and sets its positions from the last ExecuteTransform. */
+static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
+{
+    txin *in = &t->in[i];
+    int rc = open_input_ds(t, i, ti);
     if (rc)
         return rc;
     for (size_t k = 0; last && k < last->query_inputs.n; k++) {
@@ -538,24 +551,32 @@ static int query_inputs(tx *t, odf_ExecuteTransform *et)
     return 0;
 }
 
+/* Writes the slice of __silt_out (nrows > 0) into the scratch directory. */
+static int write_out(tx *t, silt_time now, uint64_t nrows, silt_slice_info *si)
+{
+    t->slice_tmp = silt_arena_printf(t->a, "%s/data-1.parquet", t->scratch);
+    if (!t->slice_tmp)
+        return SILT_ENOMEM;
+    silt_slice_spec ss = {"__silt_out", t->v.offset, t->v.op, t->v.system_time, t->v.event_time, t->first, now,
+                          t->slice_tmp, false, NULL, 0, NULL};
+    int rc = silt_write_slice(t->e, &ss, si);
+    if (rc)
+        return rc;
+    if (si->num_rows != nrows)
+        return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si->num_rows,
+                        (unsigned long long)nrows);
+    return 0;
+}
+
 /* Writes the slice of __silt_out (nrows > 0) and fills newData and, when the
  * schema is new, *sds. */
 static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransform *et, odf_SetDataSchema **sds)
 {
     silt_dataset *ds = t->ds;
-    uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
-    t->slice_tmp = silt_arena_printf(t->a, "%s/data-1.parquet", t->scratch);
-    if (!t->slice_tmp)
-        return SILT_ENOMEM;
-    silt_slice_spec ss = {"__silt_out", t->v.offset, t->v.op, t->v.system_time, t->v.event_time, first, now,
-                          t->slice_tmp, false, NULL, 0, NULL};
     silt_slice_info si;
-    int rc = silt_write_slice(t->e, &ss, &si);
+    int rc = write_out(t, now, nrows, &si);
     if (rc)
         return rc;
-    if (si.num_rows != nrows)
-        return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
-                        (unsigned long long)nrows);
     const char *required[] = {t->v.offset, t->v.op, t->v.system_time, NULL};
     odf_DataSchema *schema = NULL, *cur = NULL;
     rc = silt_schema_from_table(t->e, t->a, SILT_SLICE_VIEW, required, &schema);
@@ -572,7 +593,7 @@ static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransfor
             return SILT_ENOMEM;
         (*sds)->schema = schema;
     }
-    return silt_ds_adopt_slice(ds, t->a, t->slice_tmp, &si, first, &et->new_data);
+    return silt_ds_adopt_slice(ds, t->a, t->slice_tmp, &si, t->first, &et->new_data);
 }
 
 static int confine(tx *t)
@@ -610,9 +631,9 @@ static int compute(tx *t, silt_time now, uint64_t *nrows)
             rc = where ? count_rows(t, nv, where, &k) : SILT_ENOMEM;
         retractions = retractions || k > 0;
     }
-    bool has_prev = t->ds->st.has_last_offset;
+    bool has_prev = t->self_has_prev;
     if (!rc && has_prev)
-        rc = silt_ds_create_view(t->e, t->ds, "__silt_self", NULL, true);
+        rc = silt_ds_create_view(t->e, t->ds, "__silt_self", t->self_upto, true);
     if (!rc)
         rc = fallback_event_time(t, now);
     if (!rc)
@@ -690,6 +711,8 @@ static int run(tx *t, silt_pull_result *out)
     if (rc)
         return rc;
     silt_time now = run_time(ds);
+    t->self_has_prev = ds->st.has_last_offset;
+    t->first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
     uint64_t nrows = 0;
     rc = compute(t, now, &nrows);
     if (rc)
@@ -727,6 +750,20 @@ static int run(tx *t, silt_pull_result *out)
     return 0;
 }
 
+/* Frees what a run holds (the slice left in scratch, the engine, the
+ * inputs, the arena); returns rc. */
+static int tx_end(tx *t, int rc)
+{
+    if (t->slice_tmp)
+        unlink(t->slice_tmp);
+    if (t->e)
+        rc = silt_ws_engine_close(t->e, t->scratch, rc);
+    for (size_t i = 0; t->in && i < t->n; i++)
+        silt_dataset_free(t->in[i].ds);
+    silt_arena_free(t->a);
+    return rc;
+}
+
 int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds)
 {
     memset(out, 0, sizeof *out);
@@ -741,14 +778,7 @@ int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds)
     t.a = silt_arena_new();
     if (!t.a)
         return silt_err(SILT_ENOMEM, "pull '%s': out of memory", ds->name);
-    rc = run(&t, out);
-    if (t.slice_tmp)
-        unlink(t.slice_tmp);
-    if (t.e)
-        rc = silt_ws_engine_close(t.e, t.scratch, rc);
-    for (size_t i = 0; t.in && i < t.n; i++)
-        silt_dataset_free(t.in[i].ds);
-    silt_arena_free(t.a);
+    rc = tx_end(&t, run(&t, out));
     if (rc < 0)
         return silt_err_context(rc, "pull '%s'", ds->name);
     snprintf(out->head, sizeof out->head, "%s", ds->head);
@@ -791,4 +821,92 @@ int silt_dataset_inputs(char ***names_out, silt_dataset *ds)
     }
     *names_out = names;
     return 0;
+}
+
+/* ---- replay (silt verify) ------------------------------------------------------ */
+
+/* Input i's positions as the ExecuteTransform recorded them (its entry of
+ * queryInputs, found by DID). */
+static int positions_from_record(tx *t, size_t i, const odf_ExecuteTransform *et)
+{
+    txin *in = &t->in[i];
+    const odf_ExecuteTransformInput *q = NULL;
+    for (size_t k = 0; !q && k < et->query_inputs.n; k++) {
+        const odf_ExecuteTransformInput *c = et->query_inputs.items[k];
+        if (c && c->dataset_id.len == SILT_DID_LEN && memcmp(c->dataset_id.data, in->did, SILT_DID_LEN) == 0)
+            q = c;
+    }
+    if (!q)
+        return silt_err(SILT_EVALIDATION, "queryInputs has no entry for input '%s'", in->alias);
+    const odf_bytes *nb = &q->new_block_hash, *pb = &q->prev_block_hash;
+    const odf_bytes *h = nb->data ? nb : pb;
+    if (!h->data || h->len != SILT_MH_LEN || (pb->data && pb->len != SILT_MH_LEN))
+        return silt_err(SILT_EVALIDATION, "queryInputs of input '%s' name no block", in->alias);
+    in->has_prev_block = pb->data != NULL;
+    if (pb->data)
+        memcpy(in->prev_block, pb->data, SILT_MH_LEN);
+    memcpy(in->head, h->data, SILT_MH_LEN);
+    in->moved = nb->data != NULL;
+    in->has_prev_off = q->has_prev_offset;
+    in->prev_off = q->prev_offset;
+    in->has_new_off = q->has_new_offset;
+    in->new_off = q->has_new_offset ? q->new_offset : q->prev_offset;
+    if (!in->has_prev_off && !in->has_new_off)
+        return silt_err(SILT_EVALIDATION, "queryInputs of input '%s' name no records", in->alias);
+    return 0;
+}
+
+static int replay(tx *t, const odf_SetTransform *st, const odf_MetadataBlock *b, silt_replay_result *out)
+{
+    const odf_ExecuteTransform *et = b->event.value;
+    if (st->transform.type != ODF_Transform_Sql || !st->transform.value)
+        return silt_err(SILT_EUNSUPPORTED, "only Sql transforms can be replayed");
+    t->sql = st->transform.value;
+    if (!t->sql->queries.n)
+        return silt_err(SILT_EVALIDATION, "the SetTransform has no queries");
+    t->n = st->inputs.n;
+    t->in = silt_arena_alloc(t->a, (t->n + 1) * sizeof *t->in);
+    if (!t->in)
+        return SILT_ENOMEM;
+    memset(t->in, 0, (t->n + 1) * sizeof *t->in);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        rc = open_input_ds(t, i, st->inputs.items[i]);
+        if (!rc)
+            rc = positions_from_record(t, i, et);
+    }
+    if (!rc)
+        rc = silt_ds_vocab(t->ds, t->a, &t->v);
+    if (!rc)
+        rc = silt_ws_engine_open(t->ds->ws, &t->e, &t->scratch);
+    if (rc)
+        return rc;
+    silt_time now = {b->system_time.sec, b->system_time.nsec};
+    t->self_has_prev = et->has_prev_offset;
+    t->first = et->has_prev_offset ? et->prev_offset + 1 : 0;
+    rc = compute(t, now, &out->num_records);
+    silt_slice_info si;
+    if (!rc && out->num_records > 0)
+        rc = write_out(t, now, out->num_records, &si);
+    if (!rc && out->num_records > 0)
+        memcpy(out->logical_hash, si.logical_hash, SILT_LOGICAL_HASH_LEN);
+    out->incremental = t->stateless;
+    return rc;
+}
+
+int silt_transform_replay(silt_dataset *ds, const odf_SetTransform *st, const odf_MetadataBlock *b,
+                          const uint8_t prev_hash[SILT_MH_LEN], silt_replay_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (b->event.type != ODF_MetadataEvent_ExecuteTransform || !b->event.value)
+        return silt_err(SILT_EINVAL, "not an ExecuteTransform");
+    tx t;
+    memset(&t, 0, sizeof t);
+    t.ds = ds;
+    t.self_upto = prev_hash;
+    t.a = silt_arena_new();
+    if (!t.a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    int rc = tx_end(&t, replay(&t, st, b, out));
+    return rc == SILT_ENOMEM && !silt_error_last()[0] ? silt_err(rc, "out of memory") : rc;
 }
