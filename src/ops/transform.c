@@ -35,6 +35,9 @@
 #include "util/multiformats.h"
 
 #include <jansson.h>
+
+/* The schema extra attribute that declares a derivative's primary key. */
+#define SILT_PRIMARY_KEY_ATTR "silt.dev/primaryKey"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +77,10 @@ typedef struct tx {
     const uint8_t *self_upto;
     bool self_has_prev;
     uint64_t first;
+    /* the primary key the derivative declares (silt.dev/primaryKey of its
+     * schema's extra attributes), NULL-terminated; NULL when none */
+    char **key;
+    size_t nkey;
 } tx;
 
 /* ---- positions ------------------------------------------------------------ */
@@ -394,9 +401,9 @@ static int output_append(tx *t, const frags *f)
                : SILT_ENOMEM;
 }
 
-/* Full recompute: -R for every previous row (a multiset of its key
- * columns) not in the result, in offset order, then +A for every result
- * row not in the previous state, ordered by its columns. */
+/* Full recompute without a declared key: -R for every previous row (a
+ * multiset of its columns) not in the result, in offset order, then +A for
+ * every result row not in the previous state, ordered by its columns. */
 static int output_changelog(tx *t, const frags *f, bool has_prev)
 {
     int rc = silt_engine_execf(t->e,
@@ -427,7 +434,119 @@ static int output_changelog(tx *t, const frags *f, bool has_prev)
         rc = silt_engine_execf(t->e,
                                "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
                                "FROM __silt_r r%s ORDER BY %s",
-                               f->op, f->et_r, f->et, f->rdata, where, f->rdata);
+                               f->op, f->et_r, f->et, f->rdata, where, f->keys);
+    return rc;
+}
+
+/* ---- the changelog by a declared key -------------------------------------------- */
+
+/* The key columns, quoted, each after `prefix`, joined with ", ". */
+static char *key_list(tx *t, const char *prefix)
+{
+    char *s = silt_arena_strdup(t->a, "");
+    for (size_t k = 0; s && k < t->nkey; k++) {
+        char *q = qid(t, t->key[k]);
+        s = q ? silt_arena_printf(t->a, "%s%s%s%s", s, k ? ", " : "", prefix, q) : NULL;
+    }
+    return s;
+}
+
+/* "r.k IS NOT DISTINCT FROM c.k AND …" over the key columns. */
+static char *key_cond(tx *t)
+{
+    char *s = silt_arena_strdup(t->a, "");
+    for (size_t i = 0; s && i < t->nkey; i++) {
+        char *q = qid(t, t->key[i]);
+        s = q ? silt_arena_printf(t->a, "%s%sr.%s IS NOT DISTINCT FROM c.%s", s, i ? " AND " : "", q, q) : NULL;
+    }
+    return s;
+}
+
+/* "r.x IS NOT DISTINCT FROM c.x AND …" over every data column (and the event
+ * time when the result has one): the row did not change. */
+static char *same_row(tx *t, const cols *c)
+{
+    char *s = silt_arena_strdup(t->a, "true");
+    for (size_t i = 0; s && i < c->n; i++) {
+        const char *n = c->names[i];
+        if (strcmp(n, t->v.offset) == 0 || strcmp(n, t->v.op) == 0 || strcmp(n, t->v.system_time) == 0)
+            continue;
+        if (strcmp(n, t->v.event_time) == 0 && !t->result_has_et)
+            continue;
+        char *q = qid(t, n);
+        s = q ? silt_arena_printf(t->a, "%s AND r.%s IS NOT DISTINCT FROM c.%s", s, q, q) : NULL;
+    }
+    return s;
+}
+
+/* The key columns are data columns of the result, and no key value holds
+ * two rows of it. */
+static int check_key(tx *t, const cols *c)
+{
+    for (size_t k = 0; k < t->nkey; k++) {
+        bool found = false;
+        for (size_t i = 0; !found && i < c->n; i++)
+            found = strcmp(c->names[i], t->key[k]) == 0 && strcmp(t->key[k], t->v.event_time) != 0 &&
+                    strcmp(t->key[k], t->v.offset) != 0 && strcmp(t->key[k], t->v.op) != 0 &&
+                    strcmp(t->key[k], t->v.system_time) != 0;
+        if (!found)
+            return silt_err(SILT_EVALIDATION, "primary key column '%s' is not a data column of the result", t->key[k]);
+    }
+    char *kl = key_list(t, "");
+    char *sql = kl ? silt_arena_printf(t->a, "SELECT count(*) FROM (SELECT 1 FROM __silt_result GROUP BY %s "
+                                             "HAVING count(*) > 1)", kl)
+                   : NULL;
+    uint64_t dups = 0;
+    int rc = sql ? silt_engine_query_u64(t->e, &dups, sql) : SILT_ENOMEM;
+    char *names = silt_arena_strdup(t->a, "");
+    for (size_t k = 0; names && k < t->nkey; k++)
+        names = silt_arena_printf(t->a, "%s%s%s", names, k ? ", " : "", t->key[k]);
+    if (!rc && dups)
+        rc = silt_err(SILT_EVALIDATION, "the result has %llu primary key value%s with more than one row (key: %s)",
+                      (unsigned long long)dups, dups == 1 ? "" : "s", names ? names : "?");
+    return rc;
+}
+
+/* Full recompute with a declared key: -R for every previous row whose key
+ * is gone (offset order), a -C/+C pair for every key whose row changed
+ * (the old row's offset order), +A for every new key (key order). */
+static int output_by_key(tx *t, const cols *c, const frags *f, bool has_prev)
+{
+    int rc = check_key(t, c);
+    char *kc = key_cond(t), *same = same_row(t, c), *order = key_list(t, "r.");
+    if (!rc && (!kc || !same || !order))
+        rc = SILT_ENOMEM;
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_result r LIMIT 0",
+                               f->op, f->et_r, f->et, f->rdata);
+    if (!rc && has_prev)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(1 AS UTINYINT) AS %s, c.%s AS %s, %s "
+                               "FROM \"__silt_self:current\" c WHERE NOT EXISTS (SELECT 1 FROM __silt_result r WHERE %s) "
+                               "ORDER BY c.%s",
+                               f->op, f->et, f->et, f->cdata, kc, f->off);
+    if (!rc && has_prev)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT * EXCLUDE (__o) FROM ("
+                               "SELECT c.%s AS __o, CAST(2 AS UTINYINT) AS %s, c.%s AS %s, %s "
+                               "FROM \"__silt_self:current\" c JOIN __silt_result r ON %s WHERE NOT (%s) "
+                               "UNION ALL SELECT c.%s AS __o, CAST(3 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM \"__silt_self:current\" c JOIN __silt_result r ON %s WHERE NOT (%s)) "
+                               "ORDER BY __o, %s",
+                               f->off, f->op, f->et, f->et, f->cdata, kc, same, f->off, f->op, f->et_r, f->et, f->rdata,
+                               kc, same, f->op);
+    const char *where = has_prev ? silt_arena_printf(t->a, " WHERE NOT EXISTS (SELECT 1 FROM \"__silt_self:current\" c "
+                                                           "WHERE %s)", kc)
+                                 : "";
+    if (!rc && !where)
+        rc = SILT_ENOMEM;
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_result r%s ORDER BY %s",
+                               f->op, f->et_r, f->et, f->rdata, where, order);
     return rc;
 }
 
@@ -441,7 +560,9 @@ static int build_output(tx *t, bool has_prev)
         rc = make_frags(t, &c, &f);
     if (rc)
         return rc;
-    return t->stateless ? output_append(t, &f) : output_changelog(t, &f, has_prev);
+    if (t->stateless)
+        return output_append(t, &f);
+    return t->nkey ? output_by_key(t, &c, &f, has_prev) : output_changelog(t, &f, has_prev);
 }
 
 /* ---- event time and watermark --------------------------------------------- */
@@ -585,9 +706,12 @@ static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransfor
     if (rc)
         return rc;
     char msg[700];
-    if (cur && odf_schema_check_evolution(cur, schema, msg, sizeof msg))
+    bool decl = cur && !cur->fields.n; /* a schema without fields only declares attributes (a key) */
+    if (cur && !decl && odf_schema_check_evolution(cur, schema, msg, sizeof msg))
         return silt_err(SILT_EVALIDATION, "the result does not fit the dataset's schema: %s", msg);
-    if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
+    if (cur)
+        schema->extra = cur->extra; /* the derivative's schema attributes carry over */
+    if (!cur || decl || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
         *sds = silt_arena_alloc(t->a, sizeof **sds);
         if (!*sds)
             return SILT_ENOMEM;
@@ -616,6 +740,60 @@ static int count_rows(tx *t, const char *view, const char *where, uint64_t *out)
     return sql ? silt_engine_query_u64(t->e, out, sql) : SILT_ENOMEM;
 }
 
+/* The newest SetDataSchema at or before t->self_upto (the head when NULL),
+ * or NULL. */
+static int schema_at(tx *t, const odf_DataSchema **out)
+{
+    *out = NULL;
+    if (t->ds->st.empty)
+        return 0;
+    uint8_t h[SILT_MH_LEN];
+    memcpy(h, t->self_upto ? t->self_upto : t->ds->st.head, SILT_MH_LEN);
+    for (;;) {
+        odf_MetadataBlock *b = NULL;
+        int rc = silt_ds_load_block(t->ds, h, t->a, &b);
+        if (rc)
+            return rc;
+        if (b->event.type == ODF_MetadataEvent_SetDataSchema) {
+            const odf_SetDataSchema *sd = b->event.value;
+            *out = sd->schema;
+            return 0;
+        }
+        if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+            return 0;
+        memcpy(h, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+}
+
+/* t->key: the "silt.dev/primaryKey" list of the schema's extra attributes
+ * (docs/transforms.md, "Changelog by key"). */
+static int declared_key(tx *t)
+{
+    const odf_DataSchema *sc = NULL;
+    int rc = schema_at(t, &sc);
+    if (rc || !sc || !sc->extra || !sc->extra->entries)
+        return rc;
+    json_t *j = json_loads(sc->extra->entries, 0, NULL);
+    json_t *k = json_object_get(j, SILT_PRIMARY_KEY_ATTR);
+    size_t n = json_array_size(k);
+    if (k && (!json_is_array(k) || n == 0))
+        rc = silt_err(SILT_EVALIDATION, "%s must be a non-empty list of column names", SILT_PRIMARY_KEY_ATTR);
+    t->key = rc || !n ? NULL : silt_arena_alloc(t->a, (n + 1) * sizeof *t->key);
+    if (!rc && n && !t->key)
+        rc = SILT_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *name = json_string_value(json_array_get(k, i));
+        if (!name || !*name)
+            rc = silt_err(SILT_EVALIDATION, "%s must be a non-empty list of column names", SILT_PRIMARY_KEY_ATTR);
+        else if (!(t->key[i] = silt_arena_strdup(t->a, name)))
+            rc = SILT_ENOMEM;
+    }
+    if (!rc)
+        t->nkey = n;
+    json_decref(j);
+    return rc;
+}
+
 /* Views, mode, query, output changelog: leaves __silt_out with *nrows. */
 static int compute(tx *t, silt_time now, uint64_t *nrows)
 {
@@ -642,7 +820,10 @@ static int compute(tx *t, silt_time now, uint64_t *nrows)
         rc = define(t, true);
     bool stateless = false;
     if (!rc)
+        rc = declared_key(t);
+    if (!rc)
         rc = detect_stateless(t, &stateless);
+    stateless = stateless && !t->nkey; /* a keyed state is recomputed, never appended to */
     if (!rc && stateless && retractions) {
         /* a changelog input: the op column must pass through, else recompute */
         rc = silt_engine_create_from_query(t->e, "__silt_probe", false, final_query(t), "transform query");
@@ -872,6 +1053,11 @@ static int replay(tx *t, const odf_SetTransform *st, const odf_MetadataBlock *b,
     int rc = 0;
     for (size_t i = 0; !rc && i < t->n; i++) {
         rc = open_input_ds(t, i, st->inputs.items[i]);
+        if (rc == SILT_ENOTFOUND) { /* not in this workspace (an imported dataset): cannot replay */
+            silt_err_clear();
+            out->skipped = true;
+            return 0;
+        }
         if (!rc)
             rc = positions_from_record(t, i, et);
     }

@@ -11,13 +11,16 @@ typedef struct silt_replay_result {
     uint64_t num_records;                        /* records the replayed run would commit */
     uint8_t logical_hash[SILT_LOGICAL_HASH_LEN]; /* their slice's logical hash (when num_records > 0) */
     bool incremental;                            /* the stateless mode ran */
+    bool skipped;                                /* an input is not in the workspace: not replayed */
 } silt_replay_result;
 
 /* Runs the ExecuteTransform block `b` of derivative ds again, without
  * writing anything: SetTransform `st` (the one in force at b), each input
  * read at the blocks and offset intervals b's queryInputs record, the
  * derivative's own state at `prev_hash` (b's previous block), the records'
- * system time b's. The slice is written to a scratch directory only to hash
+ * system time b's. When an input is not in the workspace (a dataset
+ * imported from elsewhere, or an input deleted since) nothing runs and
+ * out->skipped is set. The slice is written to a scratch directory only to hash
  * it. Errors: an input block no longer on the input's chain (its history
  * was reset) is SILT_ENOTFOUND "block X is not in the chain of dataset 'n'";
  * a queryInputs entry missing or without a block is SILT_EVALIDATION; a
