@@ -180,6 +180,10 @@ static const help_entry HELP[] = {
      "silt log sales -n 3\nsilt log sales --detail\n"},
     {"append", "append metadata events to a dataset", "silt append NAME EVENT.yaml...", NULL,
      "silt append sales set-info.yaml\n"},
+    {"reset", "move a dataset's head back to an earlier block", "silt reset NAME[@BRANCH] --to BLOCK [--force]",
+     "  --to BLOCK   the block to keep as the head: its hash, a unique hash prefix or its sequence number\n"
+     "  --force      reset even though derivatives consumed the dropped blocks\n",
+     "silt reset readings --to 3\n"},
     {"verify", "check every hash and chain rule of datasets (and replay derivatives)",
      "silt verify NAME...|--all [--no-replay]",
      "  --all         every dataset of the workspace\n"

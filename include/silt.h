@@ -994,6 +994,23 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
  * writes nothing visible; the error names the dataset ("pull 'NAME': …"). */
 int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds);
 
+/* `silt reset NAME[@BRANCH] --to BLOCK`: moves the head of the branch ds
+ * was opened on back to an earlier block of its chain, named by `to`: its
+ * hash, an unambiguous prefix of it, or its sequence number. One
+ * compare-and-swap of the ref; no block or data file is deleted. On master,
+ * refused (SILT_ECONFLICT "derivative 'd' has consumed blocks after block N
+ * (its block M); reset it first, or give --force") when a derivative of the
+ * workspace recorded a dropped block in its queryInputs, unless `force`.
+ * Errors (all "reset 'NAME': …", nothing changed): SILT_ENOTFOUND no such
+ * block, SILT_EINVAL an ambiguous prefix / a files dataset, SILT_ECONFLICT a
+ * concurrent writer. Resetting to the head is a no-op (from_seq == to_seq).
+ * *out: the sequence numbers before and after and the new head's hash. */
+typedef struct silt_reset_result {
+    uint64_t from_seq, to_seq;
+    char head[70];
+} silt_reset_result;
+int silt_dataset_reset(silt_dataset *ds, const char *to, bool force, silt_reset_result *out);
+
 /* The names of the inputs of derivative ds's SetTransform, in order
  * (NULL-terminated, caller frees with silt_strv_free; empty for a root
  * dataset). SILT_ENOTFOUND naming the input when one no longer exists. */

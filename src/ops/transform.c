@@ -125,6 +125,40 @@ static int open_input_ds(tx *t, size_t i, const odf_TransformInput *ti)
     return silt_ds_vocab(in->ds, t->a, &in->v);
 }
 
+/* Is the block the last run consumed of input `in` still on its chain? (A
+ * walk back from the head over the blocks added since.) SILT_ECONFLICT when
+ * the input's history was reset or rewritten. */
+static int still_on_chain(tx *t, txin *in)
+{
+    const odf_chain_state *st = &in->ds->st;
+    odf_MetadataBlock *pb = NULL;
+    int rc = silt_ds_load_block(in->ds, in->prev_block, t->a, &pb);
+    bool found = false;
+    if (rc == 0 && !st->empty && pb->sequence_number <= st->seq) {
+        uint8_t h[SILT_MH_LEN];
+        memcpy(h, st->head, SILT_MH_LEN);
+        for (uint64_t s = st->seq; rc == 0 && !found; s--) {
+            found = memcmp(h, in->prev_block, SILT_MH_LEN) == 0;
+            odf_MetadataBlock *b = NULL;
+            if (found || s == pb->sequence_number || (rc = silt_ds_load_block(in->ds, h, t->a, &b)) != 0)
+                break;
+            if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+                break;
+            memcpy(h, b->prev_block_hash.data, SILT_MH_LEN);
+        }
+    }
+    if (rc == SILT_ENOMEM)
+        return rc;
+    silt_err_clear();
+    if (found)
+        return 0;
+    char hash[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(in->prev_block, SILT_MH_LEN, hash);
+    return silt_err(SILT_ECONFLICT, "input '%s': block %s, consumed by the last run, is no longer in its chain "
+                                    "(its history was reset); reset this dataset to before that run",
+                    in->alias, hash);
+}
+
 /* Opens input i and sets its positions from the last ExecuteTransform. */
 static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
 {
@@ -145,6 +179,8 @@ static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_E
         in->prev_off = q->has_new_offset ? q->new_offset : q->prev_offset;
     }
     const odf_chain_state *st = &in->ds->st;
+    if (in->has_prev_block && (rc = still_on_chain(t, in)) != 0)
+        return rc;
     memcpy(in->head, st->head, SILT_MH_LEN);
     in->moved = !st->empty && (!in->has_prev_block || memcmp(in->head, in->prev_block, SILT_MH_LEN) != 0);
     in->has_new_off = st->has_last_offset && (!in->has_prev_off || st->last_offset > in->prev_off);
