@@ -180,6 +180,9 @@ static const help_entry HELP[] = {
      "silt log sales -n 3\nsilt log sales --detail\n"},
     {"append", "append metadata events to a dataset", "silt append NAME EVENT.yaml...", NULL,
      "silt append sales set-info.yaml\n"},
+    {"lineage", "the inputs and the consumers of a dataset, transitively", "silt lineage NAME [--format text|dot|json]",
+     "  --format F   text (default), dot (Graphviz) or json (also with --json)\n",
+     "silt lineage hottest-days --format dot | dot -Tsvg >lineage.svg\n"},
     {"reset", "move a dataset's head back to an earlier block", "silt reset NAME[@BRANCH] --to BLOCK [--force]",
      "  --to BLOCK   the block to keep as the head: its hash, a unique hash prefix or its sequence number\n"
      "  --force      reset even though derivatives consumed the dropped blocks\n",

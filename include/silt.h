@@ -1016,6 +1016,30 @@ int silt_dataset_reset(silt_dataset *ds, const char *to, bool force, silt_reset_
  * dataset). SILT_ENOTFOUND naming the input when one no longer exists. */
 int silt_dataset_inputs(char ***names_out, silt_dataset *ds);
 
+/* `silt lineage NAME`: the dependency graph around dataset `name`: its
+ * inputs (SetTransform), transitively (upstream edges), and every
+ * derivative of the workspace reading it, transitively (downstream edges,
+ * found by scanning the workspace). nodes[0] is `name`, the others sorted
+ * by name; edges (from = input, to = derivative) upstream first, each part
+ * sorted by (from, to). *out: free with silt_lineage_free. SILT_ENOTFOUND
+ * "dataset 'x' not found". */
+typedef struct silt_lineage_node {
+    char *name;
+    silt_dataset_kind kind;
+} silt_lineage_node;
+typedef struct silt_lineage_edge {
+    char *from, *to;
+    bool upstream; /* on the way to the inputs of `name` (else to its consumers) */
+} silt_lineage_edge;
+typedef struct silt_lineage {
+    silt_lineage_node *nodes;
+    size_t num_nodes;
+    silt_lineage_edge *edges;
+    size_t num_edges;
+} silt_lineage;
+int silt_workspace_lineage(silt_lineage **out, silt_workspace *ws, const char *name);
+void silt_lineage_free(silt_lineage *l);
+
 /* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
  * time could not be taken from its name, or it sorts before the last file
  * the source ingested (it was added late) and will therefore never be read.

@@ -136,7 +136,7 @@ static int check_consumers(silt_dataset *ds, const chain *c, size_t target)
     int rc = silt_did_from_text(ds->id, did);
     char **names = NULL;
     if (!rc)
-        rc = silt_dataset_list(&names, ds->ws);
+        rc = silt_dataset_list(&names, ds->ws); /* >= 0: the count */
     for (size_t i = 0; rc >= 0 && names && names[i]; i++) {
         silt_dataset *d = NULL;
         rc = silt_dataset_open(&d, ds->ws, names[i]);
