@@ -109,5 +109,8 @@ ok branch create readings dev
 ok reset readings@dev --to 3
 assert_eq "$OUT" "readings@dev: head moved back to block 3 ($R3), 1 block dropped" "a branch is reset"
 assert_eq "$(head_of readings)" "$R4" "master keeps its head"
+ok --json reset readings --to 4
+assert_eq "$(printf '%s' "$OUT" | jget '[d["name"],d["ref"],d["fromSequence"],d["toSequence"],d["head"]]')" \
+    "[\"readings\",\"readings\",4,4,\"$R4\"]" "--json"
 
 done_tests
