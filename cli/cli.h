@@ -135,6 +135,8 @@ int cmd_schema(cli_ctx *c, int argc, char **argv);
 int cmd_sources(cli_ctx *c, int argc, char **argv);
 int cmd_flows(cli_ctx *c, int argc, char **argv);
 int cmd_pull(cli_ctx *c, int argc, char **argv);
+int cmd_reset(cli_ctx *c, int argc, char **argv);
+int cmd_lineage(cli_ctx *c, int argc, char **argv);
 int cmd_txn(cli_ctx *c, int argc, char **argv);
 int cmd_upload(cli_ctx *c, int argc, char **argv);
 int cmd_files(cli_ctx *c, int argc, char **argv);

@@ -220,7 +220,7 @@ static void verify_report(void *ctx, const char *branch, const char *line)
 
 /* Verifies one reference (every branch unless it names one) and prints one
  * line per branch (or appends to `out`). Returns true when all are valid. */
-static bool verify_one(cli_ctx *c, silt_workspace *ws, const char *ref, json_t *out)
+static bool verify_one(cli_ctx *c, silt_workspace *ws, const char *ref, bool replay, json_t *out)
 {
     char name[256];
     snprintf(name, sizeof name, "%s", ref);
@@ -235,8 +235,9 @@ static bool verify_one(cli_ctx *c, silt_workspace *ws, const char *ref, json_t *
     cli_progress prog; /* blocks checked, bytes hashed (a terminal only) */
     cli_progress_begin(&prog, c, ref);
     silt_dataset_set_progress(ds, cli_progress_fn, &prog);
+    silt_verify_opts vo = {.all_branches = at == NULL, .no_replay = !replay};
     if (rc == 0)
-        rc = silt_dataset_verify_branches(&br, &n, ds, at == NULL, verify_report, &v);
+        rc = silt_dataset_verify_with(&br, &n, ds, &vo, verify_report, &v);
     cli_progress_end(&prog);
     bool ok = rc == 0;
     if (rc < 0 && n == 0) { /* the dataset could not be opened or verified at all */
@@ -271,11 +272,13 @@ static bool verify_one(cli_ctx *c, silt_workspace *ws, const char *ref, json_t *
 
 int cmd_verify(cli_ctx *c, int argc, char **argv)
 {
-    bool all = false;
+    bool all = false, replay = true;
     int nrefs = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--all") == 0)
             all = true;
+        else if (strcmp(argv[i], "--no-replay") == 0)
+            replay = false;
         else if (argv[i][0] == '-')
             return cli_usage("verify: unknown option '%s'", argv[i]);
         else
@@ -297,11 +300,11 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
     json_t *out = c->json ? json_array() : NULL;
     if (all) {
         for (size_t i = 0; names[i]; i++)
-            if (!verify_one(c, ws, names[i], out))
+            if (!verify_one(c, ws, names[i], replay, out))
                 status = EXIT_FAIL;
     } else {
         for (int i = 0; i < argc; i++)
-            if (argv[i][0] != '-' && !verify_one(c, ws, argv[i], out))
+            if (argv[i][0] != '-' && !verify_one(c, ws, argv[i], replay, out))
                 status = EXIT_FAIL;
     }
     if (out) {

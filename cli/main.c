@@ -71,7 +71,10 @@ static const char *USAGE =
     "Metadata chain:\n"
     "  log NAME [-n N] [--yaml|--json]   metadata blocks, newest first\n"
     "  append NAME EVENT.yaml...     append metadata events to a dataset\n"
-    "  verify NAME...|--all          check hashes and every chain rule\n"
+    "  verify NAME...|--all          check hashes and every chain rule (--no-replay)\n"
+    "  lineage NAME [--format text|dot|json]   inputs and consumers of a dataset, transitively\n"
+    "  reset NAME[@BRANCH] --to BLOCK [--force]\n"
+    "                                move the head back (refused if a derivative consumed the dropped blocks)\n"
     "  block hash FILE.yaml          multihash of a block's canonical binary form\n"
     "  block decode FILE             binary block -> YAML\n"
     "\n"
@@ -225,6 +228,7 @@ static const struct {
     {"ingest", cmd_ingest}, {"sql", cmd_sql},       {"tail", cmd_tail},
     {"schema", cmd_schema}, {"sources", cmd_sources}, {"flows", cmd_flows},
     {"pull", cmd_pull},     {"txn", cmd_txn},       {"upload", cmd_upload},
+    {"reset", cmd_reset},   {"lineage", cmd_lineage},
     {"files", cmd_files},   {"cat", cmd_cat},       {"branch", cmd_branch},
     {"retention", cmd_retention}, {"gc", cmd_gc},
     {"serve", cmd_serve},

@@ -286,6 +286,22 @@ typedef struct silt_verify_branch {
 int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_dataset *ds, bool all_branches,
                                  silt_verify_report_fn report, void *ctx);
 
+/* silt_dataset_verify_branches with options. A derivative is, beyond its
+ * hashes and chain rules, replayed (unless no_replay): every ExecuteTransform
+ * is run again over the input blocks and offset intervals its queryInputs
+ * record, and the logical hash of the result compared with the recorded
+ * newData (docs/transforms.md, "Verifying a derivative"). A block whose
+ * replay fails or differs is one problem naming the block (SILT_EVALIDATION).
+ * The replay runs only on a branch whose chain and slices are sound; it
+ * writes nothing but a scratch directory it removes. opts may be NULL (one
+ * branch, with replay). Ownership and returns as above. */
+typedef struct silt_verify_opts {
+    bool all_branches;
+    bool no_replay;
+} silt_verify_opts;
+int silt_dataset_verify_with(silt_verify_branch **out, size_t *n, silt_dataset *ds, const silt_verify_opts *opts,
+                             silt_verify_report_fn report, void *ctx);
+
 
 /* ---- data ---------------------------------------------------------------- */
 
@@ -978,10 +994,51 @@ int silt_dataset_pull(silt_pull_result *out, silt_dataset *ds, const silt_pull_o
  * writes nothing visible; the error names the dataset ("pull 'NAME': …"). */
 int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds);
 
+/* `silt reset NAME[@BRANCH] --to BLOCK`: moves the head of the branch ds
+ * was opened on back to an earlier block of its chain, named by `to`: its
+ * hash, an unambiguous prefix of it, or its sequence number. One
+ * compare-and-swap of the ref; no block or data file is deleted. On master,
+ * refused (SILT_ECONFLICT "derivative 'd' has consumed blocks after block N
+ * (its block M); reset it first, or give --force") when a derivative of the
+ * workspace recorded a dropped block in its queryInputs, unless `force`.
+ * Errors (all "reset 'NAME': …", nothing changed): SILT_ENOTFOUND no such
+ * block, SILT_EINVAL an ambiguous prefix / a files dataset, SILT_ECONFLICT a
+ * concurrent writer. Resetting to the head is a no-op (from_seq == to_seq).
+ * *out: the sequence numbers before and after and the new head's hash. */
+typedef struct silt_reset_result {
+    uint64_t from_seq, to_seq;
+    char head[70];
+} silt_reset_result;
+int silt_dataset_reset(silt_dataset *ds, const char *to, bool force, silt_reset_result *out);
+
 /* The names of the inputs of derivative ds's SetTransform, in order
  * (NULL-terminated, caller frees with silt_strv_free; empty for a root
  * dataset). SILT_ENOTFOUND naming the input when one no longer exists. */
 int silt_dataset_inputs(char ***names_out, silt_dataset *ds);
+
+/* `silt lineage NAME`: the dependency graph around dataset `name`: its
+ * inputs (SetTransform), transitively (upstream edges), and every
+ * derivative of the workspace reading it, transitively (downstream edges,
+ * found by scanning the workspace). nodes[0] is `name`, the others sorted
+ * by name; edges (from = input, to = derivative) upstream first, each part
+ * sorted by (from, to). *out: free with silt_lineage_free. SILT_ENOTFOUND
+ * "dataset 'x' not found". */
+typedef struct silt_lineage_node {
+    char *name;
+    silt_dataset_kind kind;
+} silt_lineage_node;
+typedef struct silt_lineage_edge {
+    char *from, *to;
+    bool upstream; /* on the way to the inputs of `name` (else to its consumers) */
+} silt_lineage_edge;
+typedef struct silt_lineage {
+    silt_lineage_node *nodes;
+    size_t num_nodes;
+    silt_lineage_edge *edges;
+    size_t num_edges;
+} silt_lineage;
+int silt_workspace_lineage(silt_lineage **out, silt_workspace *ws, const char *name);
+void silt_lineage_free(silt_lineage *l);
 
 /* A file a FilesGlob pull did not read (src/ingest/skipped.c): its event
  * time could not be taken from its name, or it sorts before the last file

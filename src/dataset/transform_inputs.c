@@ -10,11 +10,21 @@
  *    written, with one line naming the input;
  *  - `query` and `queries` are exclusive; every step but the last has an
  *    alias; the stored form is always `queries` (ODF: `query` is a
- *    convenience that is never stored).
+ *    convenience that is never stored);
+ *  - when every input has a schema, the query is bound (prepared, never
+ *    run) against empty views of those schemas under the aliases, on a
+ *    confined engine: a wrong column or table is refused at add time with
+ *    DuckDB's message; an input without a schema yet skips the binding
+ *    (the first pull reports such errors).
  * The resolved copy lives in the caller's arena; the input is not changed.
  */
 #include "dataset/dataset_internal.h"
 
+#include "dataset/data_views.h"
+#include "engine/engine.h"
+#include "engine/query.h"
+#include "engine/schema.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -139,6 +149,61 @@ static int resolve_input(silt_workspace *ws, const char *self_name, const char *
     return rc;
 }
 
+/* An empty view `alias` with input `ref`'s current schema; *none when the
+ * input has no schema (yet). */
+static int schema_view(silt_engine *e, silt_workspace *ws, const char *ref, const char *alias, bool *none)
+{
+    silt_dataset *ds = NULL;
+    silt_arena *a = silt_arena_new();
+    int rc = a ? silt_dataset_open(&ds, ws, ref) : SILT_ENOMEM;
+    odf_DataSchema *schema = NULL;
+    if (!rc)
+        rc = silt_ds_schema(ds, a, &schema);
+    *none = !rc && (!schema || schema->fields.n == 0);
+    silt_buf cols = SILT_BUF_INIT;
+    if (!rc && !*none)
+        rc = silt_schema_to_duckdb_columns(&cols, schema);
+    if (!rc && !*none)
+        rc = silt_query_create_empty_view(e, alias, cols.data);
+    silt_buf_free(&cols);
+    silt_dataset_free(ds);
+    silt_arena_free(a);
+    return rc;
+}
+
+/* Binds the resolved transform r against its inputs' schemas (see above). */
+static int bind_query(silt_workspace *ws, const odf_SetTransform *r)
+{
+    const odf_TransformSql *sql = r->transform.value;
+    silt_engine *e = NULL;
+    char *scratch = NULL;
+    int rc = silt_ws_engine_open(ws, &e, &scratch);
+    bool none = false;
+    for (size_t i = 0; !rc && !none && i < r->inputs.n; i++) {
+        const odf_TransformInput *in = r->inputs.items[i];
+        rc = schema_view(e, ws, in->dataset_ref, in->alias, &none);
+    }
+    if (!rc && !none) {
+        const char *dirs[] = {scratch};
+        silt_confine_opts c = {.dirs = dirs, .n_dirs = 1,
+                               .hint_write = "a transform query is one SELECT over its inputs",
+                               .hint_other = "a transform query is one SELECT over its inputs",
+                               .hint_files = "a transform query reads only its inputs"};
+        rc = silt_engine_confine(e, &c);
+    }
+    for (size_t k = 0; !rc && !none && k < sql->queries.n; k++) {
+        const odf_SqlQueryStep *st = sql->queries.items[k];
+        char ctx[300];
+        if (k + 1 < sql->queries.n) {
+            snprintf(ctx, sizeof ctx, "transform step '%s'", st->alias);
+            rc = silt_engine_create_from_query(e, st->alias, false, st->query, ctx);
+        } else {
+            rc = silt_engine_check_query(e, st->query, "transform query");
+        }
+    }
+    return e ? silt_ws_engine_close(e, scratch, rc) : rc;
+}
+
 int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const char *self_id,
                               const odf_SetTransform *t, silt_arena *a, odf_SetTransform **out)
 {
@@ -166,6 +231,9 @@ int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const c
     if (rc)
         return rc;
     r->inputs = (odf_vec){items, t->inputs.n, true};
+    rc = bind_query(ws, r);
+    if (rc)
+        return rc;
     *out = r;
     return 0;
 }

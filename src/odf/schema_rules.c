@@ -233,7 +233,10 @@ int odf_schema_check_evolution(const odf_DataSchema *prev, const odf_DataSchema 
     }
     for (size_t i = np; i < nn; i++) {
         const odf_DataField *nf = next->fields.items[i];
-        if (!nf || !odf_data_type_is_nullable(&nf->type)) {
+        /* after a schema without fields (it can hold no data; a derivative
+         * declaring attributes such as its key, docs/transforms.md) any
+         * field may come */
+        if (!nf || (np > 0 && !odf_data_type_is_nullable(&nf->type))) {
             snprintf(msg, msglen,
                      "schema.fields[%zu] ('%s'): new field has type %s but added fields must be "
                      "nullable (Option)",

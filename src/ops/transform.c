@@ -29,11 +29,15 @@
 #include "engine/query.h"
 #include "engine/schema.h"
 #include "engine/writer.h"
+#include "ops/transform.h"
 #include "odf/schema_rules.h"
 #include "util/error.h"
 #include "util/multiformats.h"
 
 #include <jansson.h>
+
+/* The schema extra attribute that declares a derivative's primary key. */
+#define SILT_PRIMARY_KEY_ATTR "silt.dev/primaryKey"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +72,15 @@ typedef struct tx {
     char *fallback_et; /* SQL expression of the fallback event time */
     char *slice_tmp;
     uint64_t rows_read;
+    /* the derivative before this run: its block (NULL: the head), whether
+     * it has records, and the offset of the run's first new record */
+    const uint8_t *self_upto;
+    bool self_has_prev;
+    uint64_t first;
+    /* the primary key the derivative declares (silt.dev/primaryKey of its
+     * schema's extra attributes), NULL-terminated; NULL when none */
+    char **key;
+    size_t nkey;
 } tx;
 
 /* ---- positions ------------------------------------------------------------ */
@@ -95,8 +108,8 @@ static int last_execute(tx *t, const odf_ExecuteTransform **out)
     }
 }
 
-/* Opens input i and sets its positions from the last ExecuteTransform. */
-static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
+/* Opens input i (its dataset, DID and vocabulary). */
+static int open_input_ds(tx *t, size_t i, const odf_TransformInput *ti)
 {
     txin *in = &t->in[i];
     in->alias = ti->alias;
@@ -109,7 +122,48 @@ static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_E
         return silt_err(SILT_ENOTFOUND, "input '%s' (%s) no longer exists", ti->alias, ti->dataset_ref);
     if (rc < 0)
         return silt_err_context(rc, "input '%s'", ti->alias);
-    rc = silt_ds_vocab(in->ds, t->a, &in->v);
+    return silt_ds_vocab(in->ds, t->a, &in->v);
+}
+
+/* Is the block the last run consumed of input `in` still on its chain? (A
+ * walk back from the head over the blocks added since.) SILT_ECONFLICT when
+ * the input's history was reset or rewritten. */
+static int still_on_chain(tx *t, txin *in)
+{
+    const odf_chain_state *st = &in->ds->st;
+    odf_MetadataBlock *pb = NULL;
+    int rc = silt_ds_load_block(in->ds, in->prev_block, t->a, &pb);
+    bool found = false;
+    if (rc == 0 && !st->empty && pb->sequence_number <= st->seq) {
+        uint8_t h[SILT_MH_LEN];
+        memcpy(h, st->head, SILT_MH_LEN);
+        for (uint64_t s = st->seq; rc == 0 && !found; s--) {
+            found = memcmp(h, in->prev_block, SILT_MH_LEN) == 0;
+            odf_MetadataBlock *b = NULL;
+            if (found || s == pb->sequence_number || (rc = silt_ds_load_block(in->ds, h, t->a, &b)) != 0)
+                break;
+            if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+                break;
+            memcpy(h, b->prev_block_hash.data, SILT_MH_LEN);
+        }
+    }
+    if (rc == SILT_ENOMEM)
+        return rc;
+    silt_err_clear();
+    if (found)
+        return 0;
+    char hash[SILT_MH_TEXT_LEN + 1];
+    silt_multihash_to_text(in->prev_block, SILT_MH_LEN, hash);
+    return silt_err(SILT_ECONFLICT, "input '%s': block %s, consumed by the last run, is no longer in its chain "
+                                    "(its history was reset); reset this dataset to before that run",
+                    in->alias, hash);
+}
+
+/* Opens input i and sets its positions from the last ExecuteTransform. */
+static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_ExecuteTransform *last)
+{
+    txin *in = &t->in[i];
+    int rc = open_input_ds(t, i, ti);
     if (rc)
         return rc;
     for (size_t k = 0; last && k < last->query_inputs.n; k++) {
@@ -125,6 +179,8 @@ static int open_input(tx *t, size_t i, const odf_TransformInput *ti, const odf_E
         in->prev_off = q->has_new_offset ? q->new_offset : q->prev_offset;
     }
     const odf_chain_state *st = &in->ds->st;
+    if (in->has_prev_block && (rc = still_on_chain(t, in)) != 0)
+        return rc;
     memcpy(in->head, st->head, SILT_MH_LEN);
     in->moved = !st->empty && (!in->has_prev_block || memcmp(in->head, in->prev_block, SILT_MH_LEN) != 0);
     in->has_new_off = st->has_last_offset && (!in->has_prev_off || st->last_offset > in->prev_off);
@@ -381,9 +437,9 @@ static int output_append(tx *t, const frags *f)
                : SILT_ENOMEM;
 }
 
-/* Full recompute: -R for every previous row (a multiset of its key
- * columns) not in the result, in offset order, then +A for every result
- * row not in the previous state, ordered by its columns. */
+/* Full recompute without a declared key: -R for every previous row (a
+ * multiset of its columns) not in the result, in offset order, then +A for
+ * every result row not in the previous state, ordered by its columns. */
 static int output_changelog(tx *t, const frags *f, bool has_prev)
 {
     int rc = silt_engine_execf(t->e,
@@ -414,7 +470,119 @@ static int output_changelog(tx *t, const frags *f, bool has_prev)
         rc = silt_engine_execf(t->e,
                                "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
                                "FROM __silt_r r%s ORDER BY %s",
-                               f->op, f->et_r, f->et, f->rdata, where, f->rdata);
+                               f->op, f->et_r, f->et, f->rdata, where, f->keys);
+    return rc;
+}
+
+/* ---- the changelog by a declared key -------------------------------------------- */
+
+/* The key columns, quoted, each after `prefix`, joined with ", ". */
+static char *key_list(tx *t, const char *prefix)
+{
+    char *s = silt_arena_strdup(t->a, "");
+    for (size_t k = 0; s && k < t->nkey; k++) {
+        char *q = qid(t, t->key[k]);
+        s = q ? silt_arena_printf(t->a, "%s%s%s%s", s, k ? ", " : "", prefix, q) : NULL;
+    }
+    return s;
+}
+
+/* "r.k IS NOT DISTINCT FROM c.k AND …" over the key columns. */
+static char *key_cond(tx *t)
+{
+    char *s = silt_arena_strdup(t->a, "");
+    for (size_t i = 0; s && i < t->nkey; i++) {
+        char *q = qid(t, t->key[i]);
+        s = q ? silt_arena_printf(t->a, "%s%sr.%s IS NOT DISTINCT FROM c.%s", s, i ? " AND " : "", q, q) : NULL;
+    }
+    return s;
+}
+
+/* "r.x IS NOT DISTINCT FROM c.x AND …" over every data column (and the event
+ * time when the result has one): the row did not change. */
+static char *same_row(tx *t, const cols *c)
+{
+    char *s = silt_arena_strdup(t->a, "true");
+    for (size_t i = 0; s && i < c->n; i++) {
+        const char *n = c->names[i];
+        if (strcmp(n, t->v.offset) == 0 || strcmp(n, t->v.op) == 0 || strcmp(n, t->v.system_time) == 0)
+            continue;
+        if (strcmp(n, t->v.event_time) == 0 && !t->result_has_et)
+            continue;
+        char *q = qid(t, n);
+        s = q ? silt_arena_printf(t->a, "%s AND r.%s IS NOT DISTINCT FROM c.%s", s, q, q) : NULL;
+    }
+    return s;
+}
+
+/* The key columns are data columns of the result, and no key value holds
+ * two rows of it. */
+static int check_key(tx *t, const cols *c)
+{
+    for (size_t k = 0; k < t->nkey; k++) {
+        bool found = false;
+        for (size_t i = 0; !found && i < c->n; i++)
+            found = strcmp(c->names[i], t->key[k]) == 0 && strcmp(t->key[k], t->v.event_time) != 0 &&
+                    strcmp(t->key[k], t->v.offset) != 0 && strcmp(t->key[k], t->v.op) != 0 &&
+                    strcmp(t->key[k], t->v.system_time) != 0;
+        if (!found)
+            return silt_err(SILT_EVALIDATION, "primary key column '%s' is not a data column of the result", t->key[k]);
+    }
+    char *kl = key_list(t, "");
+    char *sql = kl ? silt_arena_printf(t->a, "SELECT count(*) FROM (SELECT 1 FROM __silt_result GROUP BY %s "
+                                             "HAVING count(*) > 1)", kl)
+                   : NULL;
+    uint64_t dups = 0;
+    int rc = sql ? silt_engine_query_u64(t->e, &dups, sql) : SILT_ENOMEM;
+    char *names = silt_arena_strdup(t->a, "");
+    for (size_t k = 0; names && k < t->nkey; k++)
+        names = silt_arena_printf(t->a, "%s%s%s", names, k ? ", " : "", t->key[k]);
+    if (!rc && dups)
+        rc = silt_err(SILT_EVALIDATION, "the result has %llu primary key value%s with more than one row (key: %s)",
+                      (unsigned long long)dups, dups == 1 ? "" : "s", names ? names : "?");
+    return rc;
+}
+
+/* Full recompute with a declared key: -R for every previous row whose key
+ * is gone (offset order), a -C/+C pair for every key whose row changed
+ * (the old row's offset order), +A for every new key (key order). */
+static int output_by_key(tx *t, const cols *c, const frags *f, bool has_prev)
+{
+    int rc = check_key(t, c);
+    char *kc = key_cond(t), *same = same_row(t, c), *order = key_list(t, "r.");
+    if (!rc && (!kc || !same || !order))
+        rc = SILT_ENOMEM;
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "CREATE OR REPLACE TEMP TABLE __silt_out AS SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_result r LIMIT 0",
+                               f->op, f->et_r, f->et, f->rdata);
+    if (!rc && has_prev)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(1 AS UTINYINT) AS %s, c.%s AS %s, %s "
+                               "FROM \"__silt_self:current\" c WHERE NOT EXISTS (SELECT 1 FROM __silt_result r WHERE %s) "
+                               "ORDER BY c.%s",
+                               f->op, f->et, f->et, f->cdata, kc, f->off);
+    if (!rc && has_prev)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT * EXCLUDE (__o) FROM ("
+                               "SELECT c.%s AS __o, CAST(2 AS UTINYINT) AS %s, c.%s AS %s, %s "
+                               "FROM \"__silt_self:current\" c JOIN __silt_result r ON %s WHERE NOT (%s) "
+                               "UNION ALL SELECT c.%s AS __o, CAST(3 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM \"__silt_self:current\" c JOIN __silt_result r ON %s WHERE NOT (%s)) "
+                               "ORDER BY __o, %s",
+                               f->off, f->op, f->et, f->et, f->cdata, kc, same, f->off, f->op, f->et_r, f->et, f->rdata,
+                               kc, same, f->op);
+    const char *where = has_prev ? silt_arena_printf(t->a, " WHERE NOT EXISTS (SELECT 1 FROM \"__silt_self:current\" c "
+                                                           "WHERE %s)", kc)
+                                 : "";
+    if (!rc && !where)
+        rc = SILT_ENOMEM;
+    if (!rc)
+        rc = silt_engine_execf(t->e,
+                               "INSERT INTO __silt_out BY NAME SELECT CAST(0 AS UTINYINT) AS %s, %s AS %s, %s "
+                               "FROM __silt_result r%s ORDER BY %s",
+                               f->op, f->et_r, f->et, f->rdata, where, order);
     return rc;
 }
 
@@ -428,7 +596,9 @@ static int build_output(tx *t, bool has_prev)
         rc = make_frags(t, &c, &f);
     if (rc)
         return rc;
-    return t->stateless ? output_append(t, &f) : output_changelog(t, &f, has_prev);
+    if (t->stateless)
+        return output_append(t, &f);
+    return t->nkey ? output_by_key(t, &c, &f, has_prev) : output_changelog(t, &f, has_prev);
 }
 
 /* ---- event time and watermark --------------------------------------------- */
@@ -538,24 +708,32 @@ static int query_inputs(tx *t, odf_ExecuteTransform *et)
     return 0;
 }
 
+/* Writes the slice of __silt_out (nrows > 0) into the scratch directory. */
+static int write_out(tx *t, silt_time now, uint64_t nrows, silt_slice_info *si)
+{
+    t->slice_tmp = silt_arena_printf(t->a, "%s/data-1.parquet", t->scratch);
+    if (!t->slice_tmp)
+        return SILT_ENOMEM;
+    silt_slice_spec ss = {"__silt_out", t->v.offset, t->v.op, t->v.system_time, t->v.event_time, t->first, now,
+                          t->slice_tmp, false, NULL, 0, NULL};
+    int rc = silt_write_slice(t->e, &ss, si);
+    if (rc)
+        return rc;
+    if (si->num_rows != nrows)
+        return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si->num_rows,
+                        (unsigned long long)nrows);
+    return 0;
+}
+
 /* Writes the slice of __silt_out (nrows > 0) and fills newData and, when the
  * schema is new, *sds. */
 static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransform *et, odf_SetDataSchema **sds)
 {
     silt_dataset *ds = t->ds;
-    uint64_t first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
-    t->slice_tmp = silt_arena_printf(t->a, "%s/data-1.parquet", t->scratch);
-    if (!t->slice_tmp)
-        return SILT_ENOMEM;
-    silt_slice_spec ss = {"__silt_out", t->v.offset, t->v.op, t->v.system_time, t->v.event_time, first, now,
-                          t->slice_tmp, false, NULL, 0, NULL};
     silt_slice_info si;
-    int rc = silt_write_slice(t->e, &ss, &si);
+    int rc = write_out(t, now, nrows, &si);
     if (rc)
         return rc;
-    if (si.num_rows != nrows)
-        return silt_err(SILT_EINTERNAL, "slice has %llu rows, expected %llu", (unsigned long long)si.num_rows,
-                        (unsigned long long)nrows);
     const char *required[] = {t->v.offset, t->v.op, t->v.system_time, NULL};
     odf_DataSchema *schema = NULL, *cur = NULL;
     rc = silt_schema_from_table(t->e, t->a, SILT_SLICE_VIEW, required, &schema);
@@ -564,15 +742,18 @@ static int write_slice(tx *t, silt_time now, uint64_t nrows, odf_ExecuteTransfor
     if (rc)
         return rc;
     char msg[700];
-    if (cur && odf_schema_check_evolution(cur, schema, msg, sizeof msg))
+    bool decl = cur && !cur->fields.n; /* a schema without fields only declares attributes (a key) */
+    if (cur && !decl && odf_schema_check_evolution(cur, schema, msg, sizeof msg))
         return silt_err(SILT_EVALIDATION, "the result does not fit the dataset's schema: %s", msg);
-    if (!cur || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
+    if (cur)
+        schema->extra = cur->extra; /* the derivative's schema attributes carry over */
+    if (!cur || decl || !odf_table_equal(&odf_desc_DataSchema, cur, schema)) {
         *sds = silt_arena_alloc(t->a, sizeof **sds);
         if (!*sds)
             return SILT_ENOMEM;
         (*sds)->schema = schema;
     }
-    return silt_ds_adopt_slice(ds, t->a, t->slice_tmp, &si, first, &et->new_data);
+    return silt_ds_adopt_slice(ds, t->a, t->slice_tmp, &si, t->first, &et->new_data);
 }
 
 static int confine(tx *t)
@@ -595,6 +776,60 @@ static int count_rows(tx *t, const char *view, const char *where, uint64_t *out)
     return sql ? silt_engine_query_u64(t->e, out, sql) : SILT_ENOMEM;
 }
 
+/* The newest SetDataSchema at or before t->self_upto (the head when NULL),
+ * or NULL. */
+static int schema_at(tx *t, const odf_DataSchema **out)
+{
+    *out = NULL;
+    if (t->ds->st.empty)
+        return 0;
+    uint8_t h[SILT_MH_LEN];
+    memcpy(h, t->self_upto ? t->self_upto : t->ds->st.head, SILT_MH_LEN);
+    for (;;) {
+        odf_MetadataBlock *b = NULL;
+        int rc = silt_ds_load_block(t->ds, h, t->a, &b);
+        if (rc)
+            return rc;
+        if (b->event.type == ODF_MetadataEvent_SetDataSchema) {
+            const odf_SetDataSchema *sd = b->event.value;
+            *out = sd->schema;
+            return 0;
+        }
+        if (!b->prev_block_hash.data || b->prev_block_hash.len != SILT_MH_LEN)
+            return 0;
+        memcpy(h, b->prev_block_hash.data, SILT_MH_LEN);
+    }
+}
+
+/* t->key: the "silt.dev/primaryKey" list of the schema's extra attributes
+ * (docs/transforms.md, "Changelog by key"). */
+static int declared_key(tx *t)
+{
+    const odf_DataSchema *sc = NULL;
+    int rc = schema_at(t, &sc);
+    if (rc || !sc || !sc->extra || !sc->extra->entries)
+        return rc;
+    json_t *j = json_loads(sc->extra->entries, 0, NULL);
+    json_t *k = json_object_get(j, SILT_PRIMARY_KEY_ATTR);
+    size_t n = json_array_size(k);
+    if (k && (!json_is_array(k) || n == 0))
+        rc = silt_err(SILT_EVALIDATION, "%s must be a non-empty list of column names", SILT_PRIMARY_KEY_ATTR);
+    t->key = rc || !n ? NULL : silt_arena_alloc(t->a, (n + 1) * sizeof *t->key);
+    if (!rc && n && !t->key)
+        rc = SILT_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *name = json_string_value(json_array_get(k, i));
+        if (!name || !*name)
+            rc = silt_err(SILT_EVALIDATION, "%s must be a non-empty list of column names", SILT_PRIMARY_KEY_ATTR);
+        else if (!(t->key[i] = silt_arena_strdup(t->a, name)))
+            rc = SILT_ENOMEM;
+    }
+    if (!rc)
+        t->nkey = n;
+    json_decref(j);
+    return rc;
+}
+
 /* Views, mode, query, output changelog: leaves __silt_out with *nrows. */
 static int compute(tx *t, silt_time now, uint64_t *nrows)
 {
@@ -610,9 +845,9 @@ static int compute(tx *t, silt_time now, uint64_t *nrows)
             rc = where ? count_rows(t, nv, where, &k) : SILT_ENOMEM;
         retractions = retractions || k > 0;
     }
-    bool has_prev = t->ds->st.has_last_offset;
+    bool has_prev = t->self_has_prev;
     if (!rc && has_prev)
-        rc = silt_ds_create_view(t->e, t->ds, "__silt_self", NULL, true);
+        rc = silt_ds_create_view(t->e, t->ds, "__silt_self", t->self_upto, true);
     if (!rc)
         rc = fallback_event_time(t, now);
     if (!rc)
@@ -621,7 +856,10 @@ static int compute(tx *t, silt_time now, uint64_t *nrows)
         rc = define(t, true);
     bool stateless = false;
     if (!rc)
+        rc = declared_key(t);
+    if (!rc)
         rc = detect_stateless(t, &stateless);
+    stateless = stateless && !t->nkey; /* a keyed state is recomputed, never appended to */
     if (!rc && stateless && retractions) {
         /* a changelog input: the op column must pass through, else recompute */
         rc = silt_engine_create_from_query(t->e, "__silt_probe", false, final_query(t), "transform query");
@@ -690,6 +928,8 @@ static int run(tx *t, silt_pull_result *out)
     if (rc)
         return rc;
     silt_time now = run_time(ds);
+    t->self_has_prev = ds->st.has_last_offset;
+    t->first = ds->st.has_last_offset ? ds->st.last_offset + 1 : 0;
     uint64_t nrows = 0;
     rc = compute(t, now, &nrows);
     if (rc)
@@ -727,6 +967,20 @@ static int run(tx *t, silt_pull_result *out)
     return 0;
 }
 
+/* Frees what a run holds (the slice left in scratch, the engine, the
+ * inputs, the arena); returns rc. */
+static int tx_end(tx *t, int rc)
+{
+    if (t->slice_tmp)
+        unlink(t->slice_tmp);
+    if (t->e)
+        rc = silt_ws_engine_close(t->e, t->scratch, rc);
+    for (size_t i = 0; t->in && i < t->n; i++)
+        silt_dataset_free(t->in[i].ds);
+    silt_arena_free(t->a);
+    return rc;
+}
+
 int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds)
 {
     memset(out, 0, sizeof *out);
@@ -741,14 +995,7 @@ int silt_dataset_derive(silt_pull_result *out, silt_dataset *ds)
     t.a = silt_arena_new();
     if (!t.a)
         return silt_err(SILT_ENOMEM, "pull '%s': out of memory", ds->name);
-    rc = run(&t, out);
-    if (t.slice_tmp)
-        unlink(t.slice_tmp);
-    if (t.e)
-        rc = silt_ws_engine_close(t.e, t.scratch, rc);
-    for (size_t i = 0; t.in && i < t.n; i++)
-        silt_dataset_free(t.in[i].ds);
-    silt_arena_free(t.a);
+    rc = tx_end(&t, run(&t, out));
     if (rc < 0)
         return silt_err_context(rc, "pull '%s'", ds->name);
     snprintf(out->head, sizeof out->head, "%s", ds->head);
@@ -791,4 +1038,97 @@ int silt_dataset_inputs(char ***names_out, silt_dataset *ds)
     }
     *names_out = names;
     return 0;
+}
+
+/* ---- replay (silt verify) ------------------------------------------------------ */
+
+/* Input i's positions as the ExecuteTransform recorded them (its entry of
+ * queryInputs, found by DID). */
+static int positions_from_record(tx *t, size_t i, const odf_ExecuteTransform *et)
+{
+    txin *in = &t->in[i];
+    const odf_ExecuteTransformInput *q = NULL;
+    for (size_t k = 0; !q && k < et->query_inputs.n; k++) {
+        const odf_ExecuteTransformInput *c = et->query_inputs.items[k];
+        if (c && c->dataset_id.len == SILT_DID_LEN && memcmp(c->dataset_id.data, in->did, SILT_DID_LEN) == 0)
+            q = c;
+    }
+    if (!q)
+        return silt_err(SILT_EVALIDATION, "queryInputs has no entry for input '%s'", in->alias);
+    const odf_bytes *nb = &q->new_block_hash, *pb = &q->prev_block_hash;
+    const odf_bytes *h = nb->data ? nb : pb;
+    if (!h->data || h->len != SILT_MH_LEN || (pb->data && pb->len != SILT_MH_LEN))
+        return silt_err(SILT_EVALIDATION, "queryInputs of input '%s' name no block", in->alias);
+    in->has_prev_block = pb->data != NULL;
+    if (pb->data)
+        memcpy(in->prev_block, pb->data, SILT_MH_LEN);
+    memcpy(in->head, h->data, SILT_MH_LEN);
+    in->moved = nb->data != NULL;
+    in->has_prev_off = q->has_prev_offset;
+    in->prev_off = q->prev_offset;
+    in->has_new_off = q->has_new_offset;
+    in->new_off = q->has_new_offset ? q->new_offset : q->prev_offset;
+    if (!in->has_prev_off && !in->has_new_off)
+        return silt_err(SILT_EVALIDATION, "queryInputs of input '%s' name no records", in->alias);
+    return 0;
+}
+
+static int replay(tx *t, const odf_SetTransform *st, const odf_MetadataBlock *b, silt_replay_result *out)
+{
+    const odf_ExecuteTransform *et = b->event.value;
+    if (st->transform.type != ODF_Transform_Sql || !st->transform.value)
+        return silt_err(SILT_EUNSUPPORTED, "only Sql transforms can be replayed");
+    t->sql = st->transform.value;
+    if (!t->sql->queries.n)
+        return silt_err(SILT_EVALIDATION, "the SetTransform has no queries");
+    t->n = st->inputs.n;
+    t->in = silt_arena_alloc(t->a, (t->n + 1) * sizeof *t->in);
+    if (!t->in)
+        return SILT_ENOMEM;
+    memset(t->in, 0, (t->n + 1) * sizeof *t->in);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        rc = open_input_ds(t, i, st->inputs.items[i]);
+        if (rc == SILT_ENOTFOUND) { /* not in this workspace (an imported dataset): cannot replay */
+            silt_err_clear();
+            out->skipped = true;
+            return 0;
+        }
+        if (!rc)
+            rc = positions_from_record(t, i, et);
+    }
+    if (!rc)
+        rc = silt_ds_vocab(t->ds, t->a, &t->v);
+    if (!rc)
+        rc = silt_ws_engine_open(t->ds->ws, &t->e, &t->scratch);
+    if (rc)
+        return rc;
+    silt_time now = {b->system_time.sec, b->system_time.nsec};
+    t->self_has_prev = et->has_prev_offset;
+    t->first = et->has_prev_offset ? et->prev_offset + 1 : 0;
+    rc = compute(t, now, &out->num_records);
+    silt_slice_info si;
+    if (!rc && out->num_records > 0)
+        rc = write_out(t, now, out->num_records, &si);
+    if (!rc && out->num_records > 0)
+        memcpy(out->logical_hash, si.logical_hash, SILT_LOGICAL_HASH_LEN);
+    out->incremental = t->stateless;
+    return rc;
+}
+
+int silt_transform_replay(silt_dataset *ds, const odf_SetTransform *st, const odf_MetadataBlock *b,
+                          const uint8_t prev_hash[SILT_MH_LEN], silt_replay_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (b->event.type != ODF_MetadataEvent_ExecuteTransform || !b->event.value)
+        return silt_err(SILT_EINVAL, "not an ExecuteTransform");
+    tx t;
+    memset(&t, 0, sizeof t);
+    t.ds = ds;
+    t.self_upto = prev_hash;
+    t.a = silt_arena_new();
+    if (!t.a)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    int rc = tx_end(&t, replay(&t, st, b, out));
+    return rc == SILT_ENOMEM && !silt_error_last()[0] ? silt_err(rc, "out of memory") : rc;
 }

@@ -4,6 +4,9 @@
  *    for files datasets, the linked file objects and the latest view
  *    (src/files/files_verify.c); blocks and objects shared by branches are
  *    checked once;
+ *  - per branch of a derivative whose chain and slices are sound: the
+ *    replay of every ExecuteTransform (src/ops/transform_replay.c), unless
+ *    the caller turned it off;
  *  - once per dataset (all branches): the transaction records of txn/ and
  *    the purge record of retention — every purge the files layer found
  *    plausible must be one that retention could have made: the transaction
@@ -22,6 +25,7 @@
 #include "files/files.h"
 #include "files/purged.h"
 #include "ops/retention.h"
+#include "ops/transform.h"
 #include "util/error.h"
 #include "util/timeutil.h"
 
@@ -33,6 +37,7 @@ typedef struct vrun {
     size_t n;
     const char *current; /* branch being verified */
     silt_verify_tally tally;
+    bool no_replay;      /* skip the replay of a derivative's ExecuteTransforms */
 } vrun;
 
 static silt_verify_branch *entry_of(vrun *r, const char *branch)
@@ -86,7 +91,8 @@ static int verify_branch(vrun *r, silt_verify_shared *sh, silt_files_vstate *fs,
     r->current = e->branch;
     if (rc)
         return rc;
-    if (silt_ds_sync(b) == 0) /* a chain that cannot be read is reported below, in detail */
+    bool synced = silt_ds_sync(b) == 0; /* a chain that cannot be read is reported below, in detail */
+    if (synced)
         e->num_blocks = b->st.empty ? 0 : b->st.seq + 1;
     silt_err_clear();
     silt_dataset_set_progress(b, r->ds->progress, r->ds->progress_ctx); /* one set of counters */
@@ -101,6 +107,13 @@ static int verify_branch(vrun *r, silt_verify_shared *sh, silt_files_vstate *fs,
             silt_err_clear(); /* the damaged chain is reported already */
             rc = 0;
         }
+    }
+    /* a derivative whose chain and slices are sound: replay its transforms */
+    if (!rc && synced && !r->no_replay && e->problems == before &&
+        b->st.dataset_kind == ODF_DatasetKind_Derivative) {
+        size_t np = 0;
+        rc = silt_transform_verify_replay(b, on_chain_problem, r, &np);
+        r->tally.invalid += (int)np;
     }
     silt_dataset_free(b);
     return rc;
@@ -248,15 +261,15 @@ static int verdict(const vrun *r)
                     r->ds->name, problems, problems == 1 ? "" : "s");
 }
 
-int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_dataset *ds, bool all_branches,
-                                 silt_verify_report_fn report, void *ctx)
+int silt_dataset_verify_with(silt_verify_branch **out, size_t *n, silt_dataset *ds, const silt_verify_opts *opts,
+                             silt_verify_report_fn report, void *ctx)
 {
     *out = NULL;
     *n = 0;
-    vrun r = {.ds = ds, .report = report, .ctx = ctx};
+    vrun r = {.ds = ds, .report = report, .ctx = ctx, .no_replay = opts && opts->no_replay};
     silt_progress prog = {.phase = "verify", .unit = "blocks"};
     ds->prog = ds->progress ? &prog : NULL;
-    int rc = verify(&r, all_branches);
+    int rc = verify(&r, opts && opts->all_branches);
     ds->prog = NULL;
     if (rc < 0) {
         free(r.br);
@@ -265,6 +278,13 @@ int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_datas
     *out = r.br;
     *n = r.n;
     return verdict(&r);
+}
+
+int silt_dataset_verify_branches(silt_verify_branch **out, size_t *n, silt_dataset *ds, bool all_branches,
+                                 silt_verify_report_fn report, void *ctx)
+{
+    silt_verify_opts o = {.all_branches = all_branches};
+    return silt_dataset_verify_with(out, n, ds, &o, report, ctx);
 }
 
 typedef struct plain_ctx {

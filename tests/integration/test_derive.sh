@@ -12,7 +12,9 @@
 # inserts, a correction and a retraction in a Snapshot input (-R/+A
 # changelog); a stateless query over a changelog input; the ExecuteTransform
 # queryInputs intervals in `silt log`; `silt verify`; `pull --recursive`
-# and `--all` in dependency order; a query error at pull time.
+# and `--all` in dependency order; a wrong column refused at add (the query
+# is bound against the inputs' schemas), and at the first pull when an input
+# had no schema at add; a query error at pull time.
 source "$(dirname "$0")/lib.sh"
 
 ok init
@@ -327,15 +329,59 @@ assert_eq "$OUT" "totals: ok (6 blocks)" "verify the changelog derivative"
 
 # ---- a query error at pull time: nothing written ------------------------------------
 
+# bound at add against the inputs' schemas: a wrong column is refused there
 derivative broken <<'EOF'
     inputs:
     - datasetRef: readings
     transform: {kind: Sql, engine: duckdb, query: SELECT no_such_column FROM readings}
 EOF
+unchanged_after 1 "silt: broken.yaml:1: dataset 'broken': content.metadata[0] (SetTransform): transform query: Binder Error: Referenced column \"no_such_column\" not found in FROM clause!" \
+    add broken.yaml
+derivative broken <<'EOF'
+    inputs:
+    - datasetRef: readings
+    transform:
+      kind: Sql
+      engine: duckdb
+      queries:
+      - alias: step
+        query: SELECT city FROM readings
+      - query: SELECT temp FROM step
+EOF
+unchanged_after 1 "silt: broken.yaml:1: dataset 'broken': content.metadata[0] (SetTransform): transform query: Binder Error: Referenced column \"temp\" not found in FROM clause!" \
+    add broken.yaml
+# an input without a schema yet: not bound at add, the error comes at the first pull
+cat >later.yaml <<'EOF'
+kind: DatasetSnapshot
+version: 1
+content:
+  name: later
+  kind: Root
+  metadata:
+  - kind: AddPushSource
+    sourceName: default
+    read: {kind: Csv, header: true, ddlSchema: [event_time TIMESTAMP, v BIGINT]}
+    merge: {kind: Append}
+EOF
+ok add later.yaml
+sed -e 's/name: broken/name: broken2/' -e 's/datasetRef: readings/datasetRef: later/' -e 's/FROM readings/FROM later/' broken.yaml >broken2.yaml
+ok add broken2.yaml
+printf 'event_time,v\n2024-01-01T00:00:00Z,1\n' >l.csv
+ok ingest later l.csv
+unchanged_after_like 1 "pull 'broken2': transform step 'step': Binder Error" pull broken2
+assert_contains "$ERR" '"city"' "the pull names the column"
+# an error only the run finds (a failing cast)
+derivative broken <<'EOF'
+    inputs:
+    - datasetRef: readings
+    transform: {kind: Sql, engine: duckdb, query: SELECT CAST(city AS INTEGER) AS n FROM readings}
+EOF
 ok add broken.yaml
 unchanged_after_like 1 "pull 'broken': " pull broken
-assert_contains "$ERR" "no_such_column" "the error names the column"
+assert_contains "$ERR" "Conversion Error" "the run's error"
 ok delete broken
+ok delete broken2
+ok delete later
 
 # ---- pull --recursive / --all: inputs first, in dependency order -------------------
 
