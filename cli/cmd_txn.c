@@ -355,7 +355,15 @@ int cmd_branch(cli_ctx *c, int argc, char **argv);
 /* `silt files` on a terminal: a header row and aligned columns, or
  * "(no files)" for an empty view. (Not on a terminal the lines are the
  * tab-separated fields only, for scripts.) */
-static void files_print_table(silt_dataset *ds, const silt_view *v, size_t n)
+/* Was the file of e purged by retention (rid into prid)? Without a purge
+ * record (pg NULL: it could not be read) nothing counts as purged. */
+static bool entry_purged(const silt_purged *pg, const silt_file_entry *e, char prid[64])
+{
+    prid[0] = '\0';
+    return pg && silt_purged_check(prid, pg, e->content_hash) == 1;
+}
+
+static void files_print_table(const silt_purged *pg, const silt_view *v, size_t n)
 {
     if (n == 0) {
         printf("(no files)\n");
@@ -373,7 +381,7 @@ static void files_print_table(silt_dataset *ds, const silt_view *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         const silt_file_entry *e = silt_view_entry(v, i);
         char prid[64];
-        bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+        bool purged = entry_purged(pg, e, prid);
         char t[CLI_TIME_MAX];
         printf("%-*s  %*llu  %-69s  %-61s  %s%s\n", wp, e->path, ws, (unsigned long long)e->size, e->content_hash,
                e->rid, cli_time(t, e->time), purged ? "  (purged by retention)" : "");
@@ -424,12 +432,16 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
     if (rc)
         return done(ws, ds, rc);
     size_t n = silt_view_count(v);
+    /* the purge record is read once, not once per file */
+    silt_purged *pg = NULL;
+    if (silt_purged_load(&pg, ds) < 0)
+        pg = NULL;
     if (c->json) {
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++) {
             const silt_file_entry *e = silt_view_entry(v, i);
             char prid[64];
-            bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+            bool purged = entry_purged(pg, e, prid);
             json_array_append_new(a, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "path", e->path, "size",
                                                (json_int_t)e->size, "contentHash", e->content_hash, "contentType",
                                                e->content_type, "transactionRid", e->rid, "transactionType",
@@ -438,18 +450,19 @@ int cmd_files(cli_ctx *c, int argc, char **argv)
         }
         print_json(a);
     } else if (isatty(STDOUT_FILENO)) {
-        files_print_table(ds, v, n);
+        files_print_table(pg, v, n);
     } else {
         for (size_t i = 0; i < n; i++) {
             const silt_file_entry *e = silt_view_entry(v, i);
             char prid[64];
-            bool purged = silt_files_purged(prid, ds, e->content_hash) == 1;
+            bool purged = entry_purged(pg, e, prid);
             /* a purged file gets a sixth column saying so */
             char t[CLI_TIME_MAX];
             printf("%s\t%llu\t%s\t%s\t%s%s\n", e->path, (unsigned long long)e->size, e->content_hash, e->rid,
                    cli_time(t, e->time), purged ? "\tpurged by retention" : "");
         }
     }
+    silt_purged_free(pg);
     silt_view_free(v);
     return done(ws, ds, EXIT_OK);
 }

@@ -1346,6 +1346,16 @@ int silt_gc_workspace(silt_gc_result *out, silt_workspace *ws, const silt_gc_opt
  * 1 yes (rid of its transaction into rid_out, 64 bytes), 0 no. */
 int silt_files_purged(char *rid_out, silt_dataset *ds, const char *content_hash);
 
+/* The same question for many files (a listing of a view): the purge record
+ * is read once by silt_purged_load instead of once per file. Caller owns *out
+ * (silt_purged_free), which borrows ds (ds must outlive it); SILT_ECORRUPT
+ * when the record is not a JSON object. silt_purged_check answers like
+ * silt_files_purged, from the record as loaded. */
+typedef struct silt_purged silt_purged;
+int silt_purged_load(silt_purged **out, silt_dataset *ds);
+int silt_purged_check(char *rid_out, const silt_purged *p, const char *content_hash);
+void silt_purged_free(silt_purged *p);
+
 /* ---- API tokens (src/ops/tokens.c; docs/server.md "Tokens") -------------- */
 
 /* Bearer tokens for `silt serve`. Stored in `.silt/tokens.json` (mode 0600;

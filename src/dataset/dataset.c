@@ -884,6 +884,10 @@ int silt_dataset_list(char ***names_out, silt_workspace *ws)
             break;
         }
         int r = silt_ws_read_alias(dir, &alias);
+        /* the name's directory as a lookup hint: opening each listed dataset
+         * by name (silt list) then reads one alias, not every dataset's */
+        if (r == 0)
+            silt_ws_dircache_put(ws, 'n', alias, dir);
         free(dir);
         if (r < 0) {
             if (r == SILT_ENOMEM)

@@ -11,6 +11,7 @@
  *    its prepared statement type, its refusal to open a file); the text of
  *    the statement is only looked at to name a refused statement. */
 #include "engine/avro.h"
+#include "engine/duckdb_shim.h"
 #include "engine/engine_internal.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -49,6 +50,10 @@ int silt_engine_result_error(duckdb_result *res, const char *context)
 int silt_engine_open(silt_engine **out, const silt_engine_opts *opts)
 {
     *out = NULL;
+    /* libduckdb is mapped here, by the first engine, not at start-up */
+    int rc = silt_duckdb_load();
+    if (rc)
+        return rc;
     silt_engine *e = calloc(1, sizeof *e);
     if (!e)
         return silt_err(SILT_ENOMEM, "out of memory");
@@ -60,7 +65,6 @@ int silt_engine_open(silt_engine **out, const silt_engine_opts *opts)
     const char *mem = opts && opts->memory_limit ? opts->memory_limit : getenv("SILT_MEMORY_LIMIT");
     if (!mem || !*mem)
         mem = "1536MB";
-    int rc = 0;
     if (duckdb_set_config(cfg, "max_memory", mem) == DuckDBError)
         rc = silt_err(SILT_EINVAL, "invalid memory limit '%s'", mem);
     if (!rc && opts && opts->spill_dir && duckdb_set_config(cfg, "temp_directory", opts->spill_dir) == DuckDBError)

@@ -23,7 +23,9 @@ typedef struct silt_engine_opts {
     int threads;              /* 0 = number of cores */
 } silt_engine_opts;
 
-/* Opens a new in-memory engine. Caller owns *out (silt_engine_free). */
+/* Opens a new in-memory engine. Caller owns *out (silt_engine_free). The
+ * first call of the process loads libduckdb (duckdb_shim.h): SILT_EIO when
+ * it cannot be loaded, SILT_EUNSUPPORTED when it is another DuckDB version. */
 int silt_engine_open(silt_engine **out, const silt_engine_opts *opts);
 void silt_engine_free(silt_engine *e);
 

@@ -2,7 +2,9 @@
 # make install: the binary, libsilt, silt.h, silt.pc, DuckDB's library, the man
 # page and completions land under PREFIX (inside DESTDIR); the installed tree
 # works from anywhere — moved to another place, run from another directory,
-# with no build or source tree on its library path.
+# with no build or source tree on its library path. libduckdb is not linked
+# but loaded by the first query from the install's lib/; without it queries
+# fail with one line and the other commands work.
 source "$(dirname "$0")/lib.sh"
 
 BUILD=$(cd "$(dirname "$SILT")" && pwd)
@@ -26,8 +28,9 @@ pass
 mv "$P" "$T_DIR/moved"
 P="$T_DIR/moved"
 mkdir -p "$T_DIR/elsewhere" && cd "$T_DIR/elsewhere"
-LDD=$(ldd "$P/bin/silt")
-grep -qF "libduckdb.so => $P/bin/../lib/libduckdb.so" <<<"$LDD" || fail "libduckdb not from the install: $(ldd "$P/bin/silt")"
+# libduckdb is not linked but dlopen'ed by the first query, through the
+# RUNPATH: from the install, never from the build tree
+readelf -d "$P/bin/silt" | grep -q 'NEEDED.*libduckdb' && fail "the installed silt links libduckdb at load time"
 pass
 env -u LD_LIBRARY_PATH "$P/bin/silt" --version >out.txt || fail "installed silt does not run"
 assert_eq "$(cat out.txt)" "silt 0.1.0" "installed --version"
@@ -37,6 +40,22 @@ env -u LD_LIBRARY_PATH "$P/bin/silt" sql 'SELECT * FROM (VALUES (1), (2)) v(id)'
 env -u LD_LIBRARY_PATH "$P/bin/silt" ingest t t.parquet >/dev/null
 assert_eq "$(env -u LD_LIBRARY_PATH "$P/bin/silt" sql 'SELECT sum(id) AS s FROM t' --format csv)" "s
 3" "installed silt queries (DuckDB from the install)"
+LD_DEBUG=files LD_DEBUG_OUTPUT="$T_DIR/ld" env -u LD_LIBRARY_PATH "$P/bin/silt" sql 'SELECT 1' >/dev/null
+grep -qF "calling init: $P/bin/../lib/libduckdb.so" "$T_DIR"/ld.* \
+    || fail "libduckdb not from the install: $(grep -h 'file=.*duckdb' "$T_DIR"/ld.*)"
+pass
+# without the library, queries fail with one line naming it, the rest works
+mv "$P/lib/libduckdb.so" "$T_DIR/libduckdb.so.away"
+set +e
+env -u LD_LIBRARY_PATH "$P/bin/silt" sql 'SELECT sum(id) AS s FROM t' >out.txt 2>err.txt
+rc=$?
+set -e
+assert_eq "$rc" 1 "exit code of a query without libduckdb"
+assert_eq "$(cat err.txt)" "silt: cannot load the DuckDB library libduckdb.so: libduckdb.so: cannot open shared object \
+file: No such file or directory (silt needs it for queries: install it in the lib directory beside silt's bin, or name \
+its directory in LD_LIBRARY_PATH)" "error without libduckdb"
+assert_eq "$(env -u LD_LIBRARY_PATH "$P/bin/silt" list | sed -n '2s/ .*//p')" "t" "silt list without libduckdb"
+mv "$T_DIR/libduckdb.so.away" "$P/lib/libduckdb.so"
 
 # pkg-config finds the relocated prefix; a program builds and links against it
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
