@@ -8,6 +8,10 @@
 #include "ingest/config.h"
 #include "ingest/mqtt_source.h"
 
+/* The source name (buffer file, source state) of a legacy SetPollingSource
+ * whose fetch step is Mqtt. */
+#define SILT_MQTT_LEGACY_SOURCE "odf-polling"
+
 /* A rendered target: owns its strings (they may hold secrets). */
 typedef struct silt_mqtt_rendered {
     silt_mqtt_target t;

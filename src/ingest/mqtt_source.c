@@ -373,7 +373,7 @@ static int on_packet(sess *s, const silt_mqtt_pkt *p, const silt_mqtt_target *t)
                 return silt_err(SILT_EINVAL, "mqtt: the broker refused the subscription to topic '%s'", t->topics[i]);
         if (p->id != 1 || p->ngranted != t->ntopics)
             return silt_err(SILT_ECORRUPT, "mqtt: unexpected SUBACK from the broker");
-        s->subscribed = true;
+        s->subscribed = s->st->subscribed = true;
         s->last_msg_ms = now_ms();
         return 0;
     default:
@@ -412,7 +412,7 @@ static int handshake(sess *s, const silt_mqtt_target *t)
 static bool done(const sess *s, int64_t start)
 {
     int64_t now = now_ms();
-    if (s->o->stop && *s->o->stop)
+    if (s->o->stop && s->o->stop(s->o->stop_ctx))
         return true;
     if (s->o->max_ms > 0 && now - start >= s->o->max_ms)
         return true;

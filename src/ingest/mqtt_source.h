@@ -14,7 +14,6 @@
 #ifndef SILT_INGEST_MQTT_SOURCE_H
 #define SILT_INGEST_MQTT_SOURCE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,7 +34,8 @@ typedef struct silt_mqtt_target {
 typedef struct silt_mqtt_run_opts {
     int idle_ms;          /* > 0: stop after this long without a message (drain) */
     int max_ms;           /* > 0: stop after this long in all (drain) */
-    volatile sig_atomic_t *stop; /* may be NULL: stop when it becomes nonzero */
+    int (*stop)(void *ctx); /* may be NULL: checked every 100 ms, nonzero = stop */
+    void *stop_ctx;
     silt_report_fn log;   /* dropped messages, reconnects; may be NULL */
     void *log_ctx;
     const silt_config *cfg; /* redacts log lines and errors; may be NULL */
@@ -46,6 +46,7 @@ typedef struct silt_mqtt_run_stats {
     uint64_t records;    /* records buffered */
     uint64_t duplicates; /* redeliveries recognised and not stored */
     uint64_t rejected;   /* payloads the read step could not parse (acknowledged, dropped) */
+    bool subscribed;     /* the broker accepted the connection and the subscription */
 } silt_mqtt_run_stats;
 
 /* Connects, subscribes and buffers messages for source `source` of `ds`

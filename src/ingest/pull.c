@@ -965,7 +965,7 @@ static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_arena *a
         const odf_FetchStepMqtt *f = ps->fetch.value;
         odf_IngressMqtt m = {f->host, f->port, f->username, f->password, f->topics};
         odf_SourceSpec spec = {.read = ps->read, .preprocess = ps->preprocess, .merge = ps->merge};
-        rc = silt_mqtt_pull(c->ds, c->state_name, &spec, &m, c->cfg, c->o, out);
+        rc = silt_mqtt_pull(c->ds, SILT_MQTT_LEGACY_SOURCE, &spec, &m, c->cfg, c->o, out);
         return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : 0;
     }
     default:
