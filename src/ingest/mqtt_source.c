@@ -158,19 +158,40 @@ static int write_at(int fd, const char *p, size_t n, off_t at, const char *path)
     return 0;
 }
 
-/* Appends the frame that `enc` encodes at the file's next seq, fsynced.
- * `rel`: a REL for id; else a MSG with recs. */
-static int append(sess *s, bool rel, const silt_pbuf_msg *m, const char *const *recs, const size_t *lens, size_t n)
+/* One frame to append: a REL (m.rel) or a MSG with records. */
+typedef struct frame {
+    silt_pbuf_msg m;
+    const char *const *recs;
+    const size_t *lens;
+    size_t n;
+} frame;
+
+static int encode_frames(sess *s, silt_buf *b, const frame *f, size_t nf)
 {
+    int rc = 0;
+    if (s->sc.valid_end == 0 && silt_buf_append(b, SILT_PBUF_HEADER, SILT_PBUF_HEADER_LEN))
+        rc = silt_err(SILT_ENOMEM, "mqtt: out of memory");
+    uint64_t seq = s->sc.next_seq;
+    for (size_t i = 0; !rc && i < nf; i++) {
+        rc = f[i].m.rel ? silt_pbuf_encode_rel(b, seq, f[i].m.id)
+                        : silt_pbuf_encode_msg(b, seq, &f[i].m, f[i].recs, f[i].lens, f[i].n);
+        seq += f[i].n;
+    }
+    return rc;
+}
+
+/* Appends the frames with one write and one fdatasync under the source
+ * lock, then applies them to the scan and the table. */
+static int append(sess *s, const frame *f, size_t nf)
+{
+    if (nf == 0)
+        return 0;
     int lk = silt_fs_lock(s->lock_path, true), rc = lk < 0 ? lk : 0;
     if (!rc && !unchanged(s))
         rc = reload(s);
     silt_buf b = SILT_BUF_INIT;
-    if (!rc && s->sc.valid_end == 0 && silt_buf_append(&b, SILT_PBUF_HEADER, SILT_PBUF_HEADER_LEN))
-        rc = silt_err(SILT_ENOMEM, "mqtt: out of memory");
     if (!rc)
-        rc = rel ? silt_pbuf_encode_rel(&b, s->sc.next_seq, m->id)
-                 : silt_pbuf_encode_msg(&b, s->sc.next_seq, m, recs, lens, n);
+        rc = encode_frames(s, &b, f, nf);
     if (!rc)
         rc = write_at(s->fd, b.data, b.len, (off_t)s->sc.valid_end, s->wal);
     if (!rc && fdatasync(s->fd) != 0)
@@ -179,9 +200,11 @@ static int append(sess *s, bool rel, const silt_pbuf_msg *m, const char *const *
         if (s->sc.valid_end == 0)
             s->sc.base_seq = s->sc.drop_before = s->sc.next_seq;
         s->sc.valid_end += b.len;
-        s->sc.next_seq += n;
-        s->sc.frames++;
-        note_msg(s->tab, m);
+        s->sc.frames += nf;
+        for (size_t i = 0; i < nf; i++) {
+            s->sc.next_seq += f[i].n;
+            note_msg(s->tab, &f[i].m);
+        }
         if (fstat(s->fd, &s->fst) != 0)
             rc = silt_err(SILT_EIO, "%s: %s", s->wal, strerror(errno));
     }
@@ -287,51 +310,213 @@ static int send_ack(sess *s, int type, uint16_t id)
     return send_pkt(s, &b, silt_mqtt_encode_ack(&b, type, id));
 }
 
-static bool is_duplicate(const sess *s, const silt_mqtt_pkt *p, uint64_t h)
+/* ---- batches of PUBLISH packets ------------------------------------------------- */
+
+#define BATCH_MAX 64
+
+/* A received PUBLISH, copied out of the connection's buffer. */
+typedef struct bmsg {
+    uint16_t id;
+    int qos;
+    bool dup_flag;
+    char *topic;       /* NUL-terminated copy */
+    uint8_t *payload;  /* copy */
+    size_t len;
+    uint64_t hash;     /* of topic and payload */
+    bool duplicate;    /* a redelivery: acknowledge, store nothing */
+    recs r;
+} bmsg;
+
+typedef struct batch {
+    bmsg m[BATCH_MAX];
+    size_t n;
+} batch;
+
+static void batch_clear(batch *b)
 {
-    const pid_ent *e = &s->tab[p->id];
-    if (p->qos == 2)
-        return e->live && e->qos == 2; /* not released: the broker re-sends it */
-    return p->qos == 1 && p->dup && e->live && e->qos == 1 && e->hash == h;
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->m[i].topic);
+        free(b->m[i].payload);
+        recs_free(&b->m[i].r);
+    }
+    b->n = 0;
 }
 
-/* Buffers one message; *stored = false when the payload was rejected. */
-static int store_publish(sess *s, const silt_mqtt_pkt *p, uint64_t h)
+static int batch_add(batch *b, const silt_mqtt_pkt *p)
 {
+    bmsg *m = &b->m[b->n];
+    memset(m, 0, sizeof *m);
+    m->topic = malloc(p->topic_len + 1);
+    m->payload = malloc(p->payload_len ? p->payload_len : 1);
+    if (!m->topic || !m->payload) {
+        free(m->topic);
+        free(m->payload);
+        return silt_err(SILT_ENOMEM, "mqtt: out of memory");
+    }
+    memcpy(m->topic, p->topic, p->topic_len);
+    m->topic[p->topic_len] = '\0';
+    memcpy(m->payload, p->payload, p->payload_len);
+    m->len = p->payload_len;
+    m->id = p->id;
+    m->qos = p->qos;
+    m->dup_flag = p->dup;
+    uint64_t h = fnv(0xcbf29ce484222325ull, p->topic, p->topic_len);
+    m->hash = fnv(fnv(h, "", 1), p->payload, p->payload_len);
+    b->n++;
+    return 0;
+}
+
+/* QoS 2: the id is held (stored, not released) — the broker re-sends the
+ * PUBLISH until it sees PUBREC. QoS 1: a DUP whose topic and payload are
+ * those of the newest message with the id (docs/ingestion.md, the
+ * residual case). Earlier messages of the batch count as stored. */
+static bool is_duplicate(const sess *s, const batch *b, size_t i)
+{
+    const bmsg *m = &b->m[i];
+    pid_ent e = s->tab[m->id];
+    for (size_t j = 0; j < i; j++)
+        if (b->m[j].qos && b->m[j].id == m->id && !b->m[j].duplicate)
+            e = (pid_ent){true, (uint8_t)b->m[j].qos, b->m[j].hash};
+    if (m->qos == 2)
+        return e.live && e.qos == 2;
+    return m->qos == 1 && m->dup_flag && e.live && e.qos == 1 && e.hash == m->hash;
+}
+
+static bool parse_error(int rc) { return rc == SILT_EINVAL || rc == SILT_EVALIDATION || rc == SILT_ECORRUPT; }
+
+static void reject(sess *s, const bmsg *m)
+{
+    say(s, "mqtt: source '%s': dropped a message on topic '%s' (its payload does not parse: %s)", s->source, m->topic,
+        silt_error_last());
+    silt_err_clear();
+    s->st->rejected++;
+}
+
+/* Non-blank lines of an NdJson payload: the records it must give. */
+static size_t ndjson_lines(const bmsg *m)
+{
+    size_t n = 0;
+    bool blank = true;
+    for (size_t i = 0; i <= m->len; i++) {
+        if (i == m->len || m->payload[i] == '\n') {
+            n += !blank;
+            blank = true;
+        } else if (m->payload[i] != ' ' && m->payload[i] != '\t' && m->payload[i] != '\r') {
+            blank = false;
+        }
+    }
+    return n;
+}
+
+/* Gives each new message of the batch its lines of `r` (in order); the
+ * first new message takes ownership of the text. */
+static int share_records(batch *b, recs *r)
+{
+    size_t k = 0;
+    bool owner = false;
+    for (size_t i = 0; i < b->n; i++) {
+        bmsg *m = &b->m[i];
+        if (m->duplicate)
+            continue;
+        size_t c = ndjson_lines(m);
+        m->r.v = malloc((c ? c : 1) * sizeof *m->r.v);
+        m->r.len = malloc((c ? c : 1) * sizeof *m->r.len);
+        if (!m->r.v || !m->r.len)
+            return silt_err(SILT_ENOMEM, "mqtt: out of memory");
+        for (size_t j = 0; j < c; j++, k++) {
+            m->r.v[j] = r->v[k];
+            m->r.len[j] = r->len[k];
+        }
+        m->r.n = c;
+        if (!owner) {
+            m->r.text = r->text;
+            r->text = (silt_buf)SILT_BUF_INIT;
+            owner = true;
+        }
+    }
+    return 0;
+}
+
+/* NdJson: every new payload of the batch read at once; 1 = done, 0 = read
+ * them one by one (a payload failed, or the rows do not split by lines). */
+static int read_together(sess *s, batch *b)
+{
+    if (s->read->type != ODF_ReadStep_NdJson)
+        return 0;
+    silt_buf all = SILT_BUF_INIT;
+    size_t want = 0, fresh = 0;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < b->n; i++)
+        if (!b->m[i].duplicate) {
+            fresh++;
+            want += ndjson_lines(&b->m[i]);
+            if (silt_buf_append(&all, b->m[i].payload, b->m[i].len) || silt_buf_putc(&all, '\n'))
+                rc = silt_err(SILT_ENOMEM, "mqtt: out of memory");
+        }
     recs r;
     memset(&r, 0, sizeof r);
-    int rc = read_payload(s, p->payload, p->payload_len, &r);
-    if (rc == SILT_EINVAL || rc == SILT_EVALIDATION || rc == SILT_ECORRUPT) {
-        say(s, "mqtt: source '%s': dropped a message on topic '%.*s' (its payload does not parse: %s)", s->source,
-            (int)p->topic_len, p->topic, silt_error_last());
-        silt_err_clear();
-        s->st->rejected++;
-        recs_free(&r);
-        rc = 0;
-    }
-    silt_pbuf_msg m = {.id = p->id, .qos = (uint8_t)p->qos, .hash = h};
-    if (!rc && (r.n || p->qos))
-        rc = append(s, false, &m, r.v, r.len, r.n);
-    if (!rc && r.n) {
-        s->st->messages++;
-        s->st->records += r.n;
-    }
+    if (!rc && fresh)
+        rc = read_payload(s, (const uint8_t *)all.data, all.len, &r);
+    silt_buf_free(&all);
+    if (!rc && fresh && r.n == want)
+        rc = share_records(b, &r) ? -1 : 1;
+    else if (parse_error(rc))
+        rc = (silt_err_clear(), 0);
+    else if (!rc)
+        rc = fresh ? 0 : 1;
     recs_free(&r);
+    return rc == -1 ? SILT_ENOMEM : rc;
+}
+
+static int read_batch(sess *s, batch *b)
+{
+    int rc = read_together(s, b);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    for (size_t i = 0; !rc && i < b->n; i++) {
+        bmsg *m = &b->m[i];
+        if (m->duplicate)
+            continue;
+        rc = read_payload(s, m->payload, m->len, &m->r);
+        if (parse_error(rc)) {
+            recs_free(&m->r);
+            reject(s, m);
+            rc = 0;
+        }
+    }
     return rc;
 }
 
-static int on_publish(sess *s, const silt_mqtt_pkt *p)
+/* Stores the batch (one fsync) and only then acknowledges it. */
+static int flush_batch(sess *s, batch *b)
 {
-    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, p->topic, p->topic_len), "", 1);
-    h = fnv(h, p->payload, p->payload_len);
-    s->last_msg_ms = now_ms();
-    int rc = 0;
-    if (p->qos && is_duplicate(s, p, h))
-        s->st->duplicates++;
-    else
-        rc = store_publish(s, p, h);
-    if (!rc && p->qos)
-        rc = send_ack(s, p->qos == 1 ? SILT_MQTT_PUBACK : SILT_MQTT_PUBREC, p->id);
+    if (b->n == 0)
+        return 0;
+    frame f[BATCH_MAX];
+    size_t nf = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        b->m[i].duplicate = b->m[i].qos && is_duplicate(s, b, i);
+        s->st->duplicates += b->m[i].duplicate;
+    }
+    int rc = read_batch(s, b);
+    for (size_t i = 0; !rc && i < b->n; i++) {
+        bmsg *m = &b->m[i];
+        if (m->duplicate || (!m->r.n && !m->qos))
+            continue;
+        f[nf++] = (frame){{.id = m->id, .qos = (uint8_t)m->qos, .hash = m->hash}, m->r.v, m->r.len, m->r.n};
+        s->st->messages += m->r.n > 0;
+        s->st->records += m->r.n;
+    }
+    if (!rc)
+        rc = append(s, f, nf);
+    silt_buf acks = SILT_BUF_INIT;
+    for (size_t i = 0; !rc && i < b->n; i++)
+        if (b->m[i].qos)
+            rc = silt_mqtt_encode_ack(&acks, b->m[i].qos == 1 ? SILT_MQTT_PUBACK : SILT_MQTT_PUBREC, b->m[i].id);
+    if (!rc && acks.len)
+        rc = send_pkt(s, &acks, 0);
+    silt_buf_free(&acks);
+    batch_clear(b);
     return rc;
 }
 
@@ -339,8 +524,8 @@ static int on_pubrel(sess *s, uint16_t id)
 {
     int rc = 0;
     if (s->tab[id].live && s->tab[id].qos == 2) {
-        silt_pbuf_msg m = {.rel = true, .id = id};
-        rc = append(s, true, &m, NULL, NULL, 0);
+        frame f = {{.rel = true, .id = id}, NULL, NULL, 0};
+        rc = append(s, &f, 1);
     }
     return rc ? rc : send_ack(s, SILT_MQTT_PUBCOMP, id);
 }
@@ -360,8 +545,6 @@ static const char *connack_reason(uint8_t code)
 static int on_packet(sess *s, const silt_mqtt_pkt *p, const silt_mqtt_target *t)
 {
     switch (p->type) {
-    case SILT_MQTT_PUBLISH:
-        return on_publish(s, p);
     case SILT_MQTT_PUBREL:
         return on_pubrel(s, p->id);
     case SILT_MQTT_PINGRESP:
@@ -432,18 +615,45 @@ static int keepalive(sess *s)
     return rc;
 }
 
+/* Handles the packets that have arrived (waiting up to 100 ms for the
+ * first): consecutive PUBLISH packets form one batch, stored before any
+ * later packet (a PUBREL for one of them) is handled. */
+static int step(sess *s, const silt_mqtt_target *t, batch *b)
+{
+    silt_mqtt_pkt p;
+    int rc = silt_mqtt_conn_next(&s->conn, &p, 100);
+    while (rc == 1) {
+        if (p.type == SILT_MQTT_PUBLISH) {
+            s->last_msg_ms = now_ms();
+            rc = batch_add(b, &p);
+            if (!rc && b->n == BATCH_MAX)
+                rc = flush_batch(s, b);
+        } else {
+            rc = flush_batch(s, b);
+            if (!rc)
+                rc = on_packet(s, &p, t);
+        }
+        if (!rc)
+            rc = silt_mqtt_conn_next(&s->conn, &p, 0);
+    }
+    int frc = flush_batch(s, b);
+    return rc ? rc : frc;
+}
+
 static int loop(sess *s, const silt_mqtt_target *t)
 {
     int64_t start = now_ms();
     int rc = 0;
+    batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return silt_err(SILT_ENOMEM, "mqtt: out of memory");
     while (!rc && !done(s, start)) {
-        silt_mqtt_pkt p;
-        rc = silt_mqtt_conn_next(&s->conn, &p, 100);
-        if (rc == 1)
-            rc = on_packet(s, &p, t);
+        rc = step(s, t, b);
         if (!rc)
             rc = keepalive(s);
     }
+    batch_clear(b);
+    free(b);
     if (!rc) {
         silt_buf b = SILT_BUF_INIT;
         rc = send_pkt(s, &b, silt_mqtt_encode_empty(&b, SILT_MQTT_DISCONNECT));
