@@ -112,16 +112,17 @@ static int fill(silt_mqtt_conn *c, int ms)
 
 int silt_mqtt_conn_next(silt_mqtt_conn *c, silt_mqtt_pkt *p, int wait_ms)
 {
-    for (int round = 0;; round++) {
+    for (;;) {
         size_t used = 0;
-        int rc = silt_mqtt_decode((const uint8_t *)c->in.data + c->used, c->in.len - c->used, p, &used);
+        int rc = c->in.data ? silt_mqtt_decode((const uint8_t *)c->in.data + c->used, c->in.len - c->used, p, &used)
+                            : 0;
         if (rc < 0)
             return rc;
         if (rc == 1) {
             c->used += used;
             return 1;
         }
-        rc = fill(c, round == 0 ? wait_ms : wait_ms > 0 ? wait_ms : 0);
+        rc = fill(c, wait_ms);
         if (rc <= 0)
             return rc;
     }
