@@ -1,10 +1,12 @@
 /* mqtt_source.c — the subscriber session of an MQTT push source (see
  * mqtt_source.h, docs/ingestion.md "Mqtt").
  *
- * A PUBLISH is handled in this order: duplicate check against the packet-id
- * table; the payload read with the source's read step (an engine kept for
- * the session) into NDJSON records; one MSG frame appended to the wal and
- * fdatasync'ed under `<source>.lock`; only then PUBACK / PUBREC. A PUBREL
+ * PUBLISH packets that arrive back to back form a batch (at most
+ * BATCH_MAX), handled in this order: duplicate check against the packet-id
+ * table; the payloads read with the source's read step (an engine kept for
+ * the session) into NDJSON records; one MSG frame per message appended to
+ * the wal with one write and one fdatasync under `<source>.lock`; only then
+ * the PUBACKs / PUBRECs. A PUBREL
  * is recorded as a REL frame (fsynced) before PUBCOMP. The table (per
  * packet id: the newest MSG unless released) is rebuilt from the file
  * whenever the file is not the one this session last wrote (a flush
