@@ -6,7 +6,7 @@
 # pull` draining the persistent session (messages published while silt was
 # not connected arrive), a payload with several records, a payload that
 # does not parse (acknowledged, dropped with a warning, never wedges the
-# buffer), `silt serve` subscribing with a flush by `silt pull` while it
+# buffer), a legacy SetPollingSource with `fetch: {kind: Mqtt}`, `silt serve` subscribing with a flush by `silt pull` while it
 # runs, `silt sources` counts, a broker restart (reconnect, nothing lost),
 # and the password in no block and no log.
 source "$(dirname "$0")/lib.sh"
@@ -131,6 +131,36 @@ offset,op,id,v
 CSV
 grep -q "the broker closed the connection; reconnecting in 500 ms" "$SERVE_LOG" || fail "no reconnect logged: $(cat "$SERVE_LOG")"
 pass
+
+# ---- a legacy SetPollingSource fetching Mqtt --------------------------------
+add_ds legacy <<YAML
+    - kind: SetPollingSource
+      fetch:
+        kind: Mqtt
+        host: 127.0.0.1
+        port: $MQ_PORT
+        username: silt
+        password: \${{ env.MQTT_PASSWORD }}
+        topics:
+          - path: legacy/t
+            qos: ExactlyOnce
+      read:
+        kind: NdJson
+        ddlSchema: ["id BIGINT"]
+      merge:
+        kind: Append
+YAML
+ok pull legacy
+assert_eq "$OUT" "legacy: up to date" "legacy: the first pull creates the session"
+mqtt_pub legacy/t 2 '{"id":41}'
+mqtt_pub legacy/t 2 '{"id":42}'
+ok pull legacy
+assert_contains "$OUT" "legacy: 2 new records (offsets 0..1)" "legacy drain"
+expect_sql 'SELECT "offset", id FROM legacy ORDER BY "offset"' "rows of legacy" <<'CSV'
+offset,id
+0,41
+1,42
+CSV
 
 # ---- errors: bad password, broker down — one line, nothing committed --------
 before=$(ws_snapshot)
