@@ -6,8 +6,9 @@
 # pull` draining the persistent session (messages published while silt was
 # not connected arrive), a payload with several records, a payload that
 # does not parse (acknowledged, dropped with a warning, never wedges the
-# buffer), a legacy SetPollingSource with `fetch: {kind: Mqtt}`, `silt serve` subscribing with a flush by `silt pull` while it
-# runs, `silt sources` counts, a broker restart (reconnect, nothing lost),
+# buffer), a legacy SetPollingSource with `fetch: {kind: Mqtt}`, `silt
+# serve` subscribing with a flush by `silt pull` while it runs, `silt
+# sources` counts, a broker restart (reconnect, nothing lost),
 # and the password in no block and no log.
 source "$(dirname "$0")/lib.sh"
 source "$SILT_SOURCE_DIR/tests/integration/mqtt_lib.sh"
