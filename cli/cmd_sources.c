@@ -55,17 +55,24 @@ static json_t *skipped_json(const silt_skipped_file *v, size_t n, const char *na
     return arr ? arr : json_null();
 }
 
-/* One line per buffered RestEndpoint source, after the table:
+/* One line per buffered RestEndpoint source and per MQTT source ("NAME: 2
+ * records buffered (MQTT)"), after the table:
  * "NAME: 3 records buffered (bufferSize 10, Reject), 0 dropped". */
 static void print_buffers(const silt_source_info *v, size_t n)
 {
     bool first = true;
     for (size_t i = 0; i < n; i++) {
-        if (!v[i].has_buffer)
+        bool mqtt = strcmp(v[i].ingress_kind, "Mqtt") == 0;
+        if (!v[i].has_buffer && !mqtt)
             continue;
         if (first)
             putchar('\n');
         first = false;
+        if (mqtt) {
+            printf("%s: %llu record%s buffered (MQTT)\n", v[i].name, (unsigned long long)v[i].buffered,
+                   v[i].buffered == 1 ? "" : "s");
+            continue;
+        }
         printf("%s: %llu record%s buffered (bufferSize %llu, %s), %llu dropped\n", v[i].name,
                (unsigned long long)v[i].buffered, v[i].buffered == 1 ? "" : "s",
                (unsigned long long)v[i].buffer_size, v[i].overflow_policy, (unsigned long long)v[i].dropped);
@@ -95,6 +102,8 @@ int cmd_sources(cli_ctx *c, int argc, char **argv)
             json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", v[i].name, "ingress", v[i].ingress_kind,
                                   "location", v[i].ingress_location, "merge", v[i].merge_kind, "skipped",
                                   skipped_json(sk, nsk, v[i].name));
+            if (o && strcmp(v[i].ingress_kind, "Mqtt") == 0)
+                json_object_set_new(o, "buffer", json_pack("{s:I}", "buffered", (json_int_t)v[i].buffered));
             if (o && v[i].has_buffer)
                 json_object_set_new(o, "buffer",
                                     json_pack("{s:I,s:s,s:I,s:I}", "bufferSize", (json_int_t)v[i].buffer_size,

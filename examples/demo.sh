@@ -7,7 +7,8 @@ SILT=${SILT:-$root/build/silt}
 work=$(mktemp -d "${TMPDIR:-/tmp}/silt-demo-XXXXXX")
 SERVE_PID=
 DEMO_IMAGE=
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$DEMO_IMAGE" ] && podman rmi -f "$DEMO_IMAGE" >/dev/null 2>&1; rm -rf "$work"' EXIT
+MQTT_PID=
+trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$MQTT_PID" ] && kill "$MQTT_PID" 2>/dev/null; [ -n "$DEMO_IMAGE" ] && podman rmi -f "$DEMO_IMAGE" >/dev/null 2>&1; rm -rf "$work"' EXIT
 cd "$work"
 
 step() {
@@ -80,6 +81,31 @@ SH
     step sql 'SELECT "offset", op, station, reading_time, temp_c FROM "station-readings" ORDER BY "offset"'
 else
     echo "(skipped: podman or busybox is not installed — scripts/bootstrap.sh installs them)"
+fi
+echo
+echo "# an MQTT source: a local mosquitto on a free port; silt subscribes with a persistent"
+echo "# session, so what is published between two pulls is queued for it by the broker"
+MOSQUITTO=$(command -v mosquitto || command -v /usr/sbin/mosquitto || true)
+if [ -n "$MOSQUITTO" ] && command -v mosquitto_pub >/dev/null; then
+    mq_port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+    printf 'listener %s 127.0.0.1\nallow_anonymous true\nuser %s\n' "$mq_port" "$(id -un)" >"$work/mosquitto.conf"
+    "$MOSQUITTO" -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 &
+    MQTT_PID=$!
+    for _ in $(seq 100); do mosquitto_pub -p "$mq_port" -t demo/ping -m x 2>/dev/null && break; sleep 0.05; done
+    sed "s/port: 18830/port: $mq_port/" "$root/examples/sensor-mqtt.yaml" >"$work/sensor-mqtt.yaml"
+    step add "$work/sensor-mqtt.yaml"
+    SILT_MQTT_IDLE_MS=300 step pull sensor-mqtt
+    for m in '{"sensor":"a","t":21.5}' '{"sensor":"b","t":19.0}' $'{"sensor":"a","t":21.75}\n{"sensor":"c","t":-3.5}'; do
+        printf "\n\$ mosquitto_pub -t sensors/%s/temp -q 1 -m '%s'\n" "${m:11:1}" "$m"
+        mosquitto_pub -p "$mq_port" -t "sensors/${m:11:1}/temp" -q 1 -m "$m"
+    done
+    SILT_MQTT_IDLE_MS=300 step pull sensor-mqtt
+    step sql 'SELECT "offset", sensor, t FROM "sensor-mqtt" ORDER BY "offset"'
+    kill "$MQTT_PID"
+    wait "$MQTT_PID" 2>/dev/null || true
+    MQTT_PID=
+else
+    echo "(skipped: mosquitto is not installed — scripts/bootstrap.sh installs it)"
 fi
 step verify --all
 echo

@@ -1090,6 +1090,41 @@ typedef struct silt_source_info {
 int silt_sources_list(silt_source_info **out, size_t *n, silt_workspace *ws);
 void silt_sources_free(silt_source_info *v, size_t n);
 
+/* ---- MQTT subscriptions (silt serve; docs/ingestion.md "Mqtt") ----------- */
+
+typedef struct silt_mqtt_ref {
+    char *dataset;
+    char *source; /* Source resource name, or "odf-polling" for a legacy SetPollingSource */
+} silt_mqtt_ref;
+
+/* Every MQTT source of the workspace: each Ingest task of a Flow whose
+ * Source has `ingress: {kind: Mqtt}`, and each root dataset without flows
+ * whose SetPollingSource fetches Mqtt. Datasets that cannot be read are
+ * skipped. Caller owns *out (silt_mqtt_refs_free). */
+int silt_mqtt_sources(silt_mqtt_ref **out, size_t *n, silt_workspace *ws);
+void silt_mqtt_refs_free(silt_mqtt_ref *v, size_t n);
+
+typedef struct silt_mqtt_sub_opts {
+    int (*stop)(void *ctx); /* polled every 100 ms; nonzero: disconnect and return 0 */
+    void *stop_ctx;
+    silt_report_fn log;     /* dropped messages (secrets redacted); may be NULL */
+    void *log_ctx;
+} silt_mqtt_sub_opts;
+
+typedef struct silt_mqtt_sub_result {
+    bool subscribed;     /* the broker accepted CONNECT and SUBSCRIBE */
+    uint64_t messages, records, duplicates, rejected;
+} silt_mqtt_sub_result;
+
+/* One connection of the persistent session of MQTT source `source` of
+ * dataset `dataset`: buffers every message durably before acknowledging
+ * it, until o->stop says so (0) or the connection fails (negative: SILT_EIO
+ * network, SILT_EINVAL refused credentials / subscription, SILT_ECONFLICT
+ * another process holds the session). Never flushes (silt pull or the
+ * source's Flow do). The caller reconnects. `out` may be NULL. */
+int silt_mqtt_subscribe(silt_workspace *ws, const char *dataset, const char *source, const silt_mqtt_sub_opts *o,
+                        silt_mqtt_sub_result *out);
+
 typedef struct silt_flow_info {
     char *name;
     char *target;      /* dataset name */

@@ -16,6 +16,7 @@
  */
 #include "http.h"
 #include "flow_sched.h"
+#include "mqtt_subs.h"
 #include "server.h"
 
 #include <arpa/inet.h>
@@ -891,6 +892,7 @@ int silt_server_run(const silt_server_opts *o)
     printf("listening on http://%s\n", shown);
     fflush(stdout);
     srv_sched *sched = srv_sched_start(s.ws_dir, &s.log_lock); /* the flows (flow_sched.h) */
+    srv_mqtt *mqtt = srv_mqtt_start(s.ws_dir, &s.log_lock);    /* MQTT sources (mqtt_subs.h) */
 
     int sig = 0;
     sigwait(&set, &sig);
@@ -899,8 +901,9 @@ int silt_server_run(const silt_server_opts *o)
     if (qfd != MHD_INVALID_SOCKET)
         close(qfd);
     srv_sched_request_stop(sched);
+    srv_mqtt_request_stop(mqtt);
     double deadline = now_s() + 4.0;
-    while ((atomic_load(&s.active) > 0 || !srv_sched_done(sched)) && now_s() < deadline) {
+    while ((atomic_load(&s.active) > 0 || !srv_sched_done(sched) || !srv_mqtt_done(mqtt)) && now_s() < deadline) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -920,6 +923,12 @@ int silt_server_run(const silt_server_opts *o)
         fflush(stderr);
         _exit(0);
     }
+    if (!srv_mqtt_done(mqtt)) { /* a subscriber stuck in a send: what it acknowledged is durable */
+        fprintf(stderr, "silt serve: an MQTT subscriber still running after 4 s; exiting without it\n");
+        fflush(stderr);
+        _exit(0);
+    }
+    srv_mqtt_free(mqtt);
     srv_sched_free(sched);
     MHD_stop_daemon(d);
     silt_token_set_free(s.tokens);

@@ -47,6 +47,7 @@
 #include "ingest/evm.h"
 #include "ingest/fetch.h"
 #include "ingest/ingest.h"
+#include "ingest/mqtt_pull.h"
 #include "ingest/prepare.h"
 #include "ingest/resources.h"
 #include "ingest/skipped.h"
@@ -960,8 +961,13 @@ static int run_legacy(pull_ctx *c, const odf_SetPollingSource *ps, silt_arena *a
         rc = render_container(c, "fetch", f->image, &f->command, &f->args, &f->env, &cs, a);
         return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : pull_container(c, &cs, out);
     }
-    case ODF_FetchStep_Mqtt:
-        return silt_err(SILT_EUNSUPPORTED, "pull '%s': this fetch step kind is not supported yet", c->ds->name);
+    case ODF_FetchStep_Mqtt: {
+        const odf_FetchStepMqtt *f = ps->fetch.value;
+        odf_IngressMqtt m = {f->host, f->port, f->username, f->password, f->topics};
+        odf_SourceSpec spec = {.read = ps->read, .preprocess = ps->preprocess, .merge = ps->merge};
+        rc = silt_mqtt_pull(c->ds, SILT_MQTT_LEGACY_SOURCE, &spec, &m, c->cfg, c->o, out);
+        return rc ? silt_err_context(rc, "pull '%s'", c->ds->name) : 0;
+    }
     default:
         return silt_err(SILT_EINVAL, "pull '%s': the polling source has no fetch step", c->ds->name);
     }
@@ -1119,9 +1125,8 @@ static int run_flow(pull_ctx *c, const silt_ingest_plan *plan, silt_arena *a, si
                         "pull '%s': source '%s' is a RestEndpoint source without a buffer (its pushes are "
                         "ingested at once; nothing to pull)", dsn, plan->source_name);
     case ODF_Ingress_Mqtt:
-        return silt_err(SILT_EINVAL,
-                        "pull '%s': source '%s' is a push source (its ingress is not polled by silt pull)", dsn,
-                        plan->source_name);
+        rc = silt_mqtt_pull(c->ds, plan->source_name, (odf_SourceSpec *)s, s->ingress.value, c->cfg, c->o, out);
+        return rc ? silt_err_context(rc, "pull '%s': source '%s'", dsn, plan->source_name) : 0;
     default:
         return silt_err(SILT_EINVAL, "pull '%s': source '%s' has no ingress", dsn, plan->source_name);
     }

@@ -6,10 +6,12 @@
 
 #include "util/error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define FRAME_MAGIC 0x31465053u
-enum { T_DATA = 1, T_MARK = 2 };
+enum { T_DATA = 1, T_MARK = 2, T_MSG = 3, T_REL = 4 };
+#define MSG_HDR 12 /* u16 id, u8 qos, u8 0, u64 hash */
 
 static uint32_t crc_table[256];
 static int crc_ready;
@@ -88,13 +90,9 @@ static int reserve_hdr(silt_buf *out, size_t *at)
     return silt_buf_append(out, zero, sizeof zero) ? silt_err(SILT_ENOMEM, "push buffer: out of memory") : 0;
 }
 
-int silt_pbuf_encode_data(silt_buf *out, uint64_t first_seq, const char *const *recs, const size_t *lens,
-                          size_t n)
+/* Appends u32 n, then n × (u32 length, bytes). */
+static int put_records(silt_buf *out, const char *const *recs, const size_t *lens, size_t n)
 {
-    size_t at;
-    int rc = reserve_hdr(out, &at);
-    if (rc)
-        return rc;
     uint8_t w[4];
     put32(w, (uint32_t)n);
     if (n > UINT32_MAX || silt_buf_append(out, w, 4))
@@ -106,7 +104,41 @@ int silt_pbuf_encode_data(silt_buf *out, uint64_t first_seq, const char *const *
         if (silt_buf_append(out, w, 4) || silt_buf_append(out, recs[i], lens[i]))
             return silt_err(SILT_ENOMEM, "push buffer: out of memory");
     }
-    return finish_frame(out, at, T_DATA, first_seq);
+    return 0;
+}
+
+int silt_pbuf_encode_data(silt_buf *out, uint64_t first_seq, const char *const *recs, const size_t *lens,
+                          size_t n)
+{
+    size_t at;
+    int rc = reserve_hdr(out, &at);
+    if (!rc)
+        rc = put_records(out, recs, lens, n);
+    return rc ? rc : finish_frame(out, at, T_DATA, first_seq);
+}
+
+int silt_pbuf_encode_msg(silt_buf *out, uint64_t first_seq, const silt_pbuf_msg *m, const char *const *recs,
+                         const size_t *lens, size_t n)
+{
+    size_t at;
+    int rc = reserve_hdr(out, &at);
+    uint8_t h[MSG_HDR] = {(uint8_t)m->id, (uint8_t)(m->id >> 8), m->qos, 0};
+    put64(h + 4, m->hash);
+    if (!rc && silt_buf_append(out, h, sizeof h))
+        rc = silt_err(SILT_ENOMEM, "push buffer: out of memory");
+    if (!rc)
+        rc = put_records(out, recs, lens, n);
+    return rc ? rc : finish_frame(out, at, T_MSG, first_seq);
+}
+
+int silt_pbuf_encode_rel(silt_buf *out, uint64_t next_seq, uint16_t id)
+{
+    size_t at;
+    int rc = reserve_hdr(out, &at);
+    uint8_t w[4] = {(uint8_t)id, (uint8_t)(id >> 8), 0, 0};
+    if (!rc && silt_buf_append(out, w, 4))
+        rc = silt_err(SILT_ENOMEM, "push buffer: out of memory");
+    return rc ? rc : finish_frame(out, at, T_REL, next_seq);
 }
 
 int silt_pbuf_encode_mark(silt_buf *out, uint64_t drop_before, uint64_t dropped_total, uint64_t next_seq)
@@ -124,7 +156,7 @@ int silt_pbuf_encode_mark(silt_buf *out, uint64_t drop_before, uint64_t dropped_
 }
 
 /* The records of a DATA payload: false when its structure is inconsistent. */
-static bool data_ok(const uint8_t *p, size_t n, uint32_t *count)
+static bool data_ok(const uint8_t *p, size_t n, uint32_t *count, bool allow_empty)
 {
     if (n < 4)
         return false;
@@ -139,7 +171,7 @@ static bool data_ok(const uint8_t *p, size_t n, uint32_t *count)
             return false;
         off += l;
     }
-    return off == n && *count > 0;
+    return off == n && (*count > 0 || allow_empty);
 }
 
 static int emit_records(const uint8_t *p, uint64_t seq, uint32_t count, silt_pbuf_record_fn fn, void *ctx)
@@ -159,7 +191,7 @@ static int emit_records(const uint8_t *p, uint64_t seq, uint32_t count, silt_pbu
  * applies it; 1 = applied (*flen = its size), 0 = not a valid frame. */
 static int apply_frame(const uint8_t *p, size_t avail, silt_pbuf_scan *s, size_t *flen, uint32_t *count)
 {
-    if (avail < SILT_PBUF_FRAME_HDR || get32(p) != FRAME_MAGIC || (p[4] != T_DATA && p[4] != T_MARK) || p[5] ||
+    if (avail < SILT_PBUF_FRAME_HDR || get32(p) != FRAME_MAGIC || p[4] < T_DATA || p[4] > T_REL || p[5] ||
         p[6] || p[7])
         return 0;
     uint32_t plen = get32(p + 8);
@@ -180,12 +212,20 @@ static int apply_frame(const uint8_t *p, size_t avail, silt_pbuf_scan *s, size_t
         return 0;
     uint64_t seq = get64(p + 12);
     bool first = s->frames == 0;
-    if (p[4] == T_DATA) {
-        if (!data_ok(pl, plen, count) || (!first && seq != s->next_seq) || seq > UINT64_MAX - *count)
+    if (p[4] == T_DATA || p[4] == T_MSG) {
+        size_t skip = p[4] == T_MSG ? MSG_HDR : 0;
+        if (plen < skip || (skip && (pl[2] > 2 || pl[3])) || !data_ok(pl + skip, plen - skip, count, skip > 0) ||
+            (!first && seq != s->next_seq) || seq > UINT64_MAX - *count)
             return 0;
         if (first)
             s->base_seq = s->drop_before = seq;
         s->next_seq = seq + *count;
+    } else if (p[4] == T_REL) {
+        if (plen != 4 || pl[2] || pl[3] || (!first && seq != s->next_seq))
+            return 0;
+        if (first)
+            s->base_seq = s->drop_before = s->next_seq = seq;
+        *count = 0;
     } else {
         if (plen != 16)
             return 0;
@@ -203,7 +243,27 @@ static int apply_frame(const uint8_t *p, size_t avail, silt_pbuf_scan *s, size_t
     return 1;
 }
 
+/* Reports a valid MSG / REL frame at `f` to mfn. */
+static int report_msg(const uint8_t *f, const silt_pbuf_scan *s, uint32_t count, silt_pbuf_msg_fn mfn, void *mctx)
+{
+    const uint8_t *pl = f + SILT_PBUF_FRAME_HDR;
+    silt_pbuf_msg m = {.rel = f[4] == T_REL, .id = (uint16_t)(pl[0] | pl[1] << 8)};
+    if (!m.rel) {
+        m.qos = pl[2];
+        m.hash = get64(pl + 4);
+        m.count = count;
+        m.first_seq = s->next_seq - count;
+    }
+    return mfn(mctx, &m);
+}
+
 int silt_pbuf_parse(const uint8_t *data, size_t len, silt_pbuf_scan *out, silt_pbuf_record_fn fn, void *ctx)
+{
+    return silt_pbuf_parse_ex(data, len, out, fn, ctx, NULL, NULL);
+}
+
+int silt_pbuf_parse_ex(const uint8_t *data, size_t len, silt_pbuf_scan *out, silt_pbuf_record_fn fn, void *ctx,
+                       silt_pbuf_msg_fn mfn, void *mctx)
 {
     memset(out, 0, sizeof *out);
     if (len == 0)
@@ -223,8 +283,14 @@ int silt_pbuf_parse(const uint8_t *data, size_t len, silt_pbuf_scan *out, silt_p
         if (!apply_frame(data + off, len - off, out, &flen, &count))
             break;
         out->frames++;
+        if (mfn && (data[off + 4] == T_MSG || data[off + 4] == T_REL)) {
+            int rc = report_msg(data + off, out, count, mfn, mctx);
+            if (rc)
+                return rc;
+        }
         if (count) {
-            int rc = emit_records(data + off + SILT_PBUF_FRAME_HDR, out->next_seq - count, count, fn, ctx);
+            const uint8_t *recs = data + off + SILT_PBUF_FRAME_HDR + (data[off + 4] == T_MSG ? MSG_HDR : 0);
+            int rc = emit_records(recs, out->next_seq - count, count, fn, ctx);
             if (rc)
                 return rc;
         }
@@ -233,4 +299,41 @@ int silt_pbuf_parse(const uint8_t *data, size_t len, silt_pbuf_scan *out, silt_p
     }
     out->torn = off < len;
     return 0;
+}
+
+/* ---- carrying MQTT packet-id state over a compaction ------------------------ */
+
+typedef struct carry_ent {
+    bool live;
+    uint8_t qos;
+    uint64_t hash;
+} carry_ent;
+
+static int carry_note(void *ctx, const silt_pbuf_msg *m)
+{
+    carry_ent *t = ctx;
+    if (m->id == 0)
+        return 0;
+    if (m->rel)
+        t[m->id].live = false;
+    else
+        t[m->id] = (carry_ent){true, m->qos, m->hash};
+    return 0;
+}
+
+int silt_pbuf_encode_carry(silt_buf *out, const uint8_t *data, size_t end, uint64_t next_seq)
+{
+    carry_ent *t = calloc(65536, sizeof *t);
+    if (!t)
+        return silt_err(SILT_ENOMEM, "push buffer: out of memory");
+    silt_pbuf_scan sc;
+    int rc = silt_pbuf_parse_ex(data, end, &sc, NULL, NULL, carry_note, t);
+    for (uint32_t id = 1; !rc && id < 65536; id++) {
+        if (!t[id].live)
+            continue;
+        silt_pbuf_msg m = {.id = (uint16_t)id, .qos = t[id].qos, .hash = t[id].hash};
+        rc = silt_pbuf_encode_msg(out, next_seq, &m, NULL, NULL, 0);
+    }
+    free(t);
+    return rc;
 }

@@ -18,6 +18,7 @@
 #include "engine/read.h"
 #include "ingest/ingest.h"
 #include "ingest/push_buffer.h"
+#include "ingest/push_flush.h"
 #include "ingest/resources.h"
 #include "util/error.h"
 #include "util/fsutil.h"
@@ -478,6 +479,8 @@ static int compact(const char *path, uint64_t end, uint64_t upto, uint64_t seq_a
     if (!rc)
         rc = silt_pbuf_encode_mark(&nb, drop_before < seq_at_end ? drop_before : seq_at_end, sc.dropped_total,
                                    seq_at_end);
+    if (!rc) /* MQTT sources: the packet ids the dropped frames held */
+        rc = silt_pbuf_encode_carry(&nb, (const uint8_t *)cur.data, (size_t)end, seq_at_end);
     if (!rc && sc.valid_end > end && silt_buf_append(&nb, cur.data + end, (size_t)(sc.valid_end - end)))
         rc = silt_err(SILT_ENOMEM, "push buffer: out of memory");
     if (!rc)
@@ -585,6 +588,21 @@ static int flush_source(silt_dataset *ds, const rest_src *s, silt_arena *a, silt
     free(file);
     free(path);
     silt_fs_unlock(fl);
+    return rc;
+}
+
+int silt_push_flush_source(silt_push_flush_result *out, silt_dataset *ds, const char *name, odf_SourceSpec *spec)
+{
+    memset(out, 0, sizeof *out);
+    silt_arena *a = silt_arena_new();
+    if (!a)
+        return silt_err(SILT_ENOMEM, "push flush: out of memory");
+    rest_src s = {.name = name, .spec = spec};
+    snprintf(out->source, sizeof out->source, "%s", name);
+    int rc = silt_ds_sync(ds);
+    if (!rc)
+        rc = flush_source(ds, &s, a, out);
+    silt_arena_free(a);
     return rc;
 }
 

@@ -1296,8 +1296,10 @@ int silt_sources_list(silt_source_info **out, size_t *n, silt_workspace *ws)
                 loc = ((odf_IngressFilesGlob *)s->ingress.value)->path;
             else if (!strcmp(ik, "Container"))
                 loc = ((odf_IngressContainer *)s->ingress.value)->image;
-            else if (!strcmp(ik, "Mqtt"))
+            else if (!strcmp(ik, "Mqtt")) {
                 loc = ((odf_IngressMqtt *)s->ingress.value)->host;
+                rc = silt_push_buffer_counts(ws, names[i], &v[k].buffered, &v[k].dropped);
+            }
             else if (!strcmp(ik, "RestEndpoint"))
                 rc = rest_buffer_info(&v[k], ws, names[i], s->ingress.value);
         }

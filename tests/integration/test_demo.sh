@@ -14,6 +14,12 @@ assert_contains "$D" "station-readings: 3 new records (offsets 0..2), watermark 
 assert_contains "$D" "station-readings: up to date"
 assert_contains "$D" "     2 |  0 | harbour | 2024-01-01T18:00:00Z |   2.25"
 assert_contains "$D" "station-readings: ok (6 blocks)"
+# the MQTT source: the first pull creates the session, the second drains it
+assert_contains "$D" "sensor-mqtt: up to date"
+assert_contains "$D" "$ mosquitto_pub -t sensors/b/temp -q 1"
+assert_contains "$D" "sensor-mqtt: 4 new records (offsets 0..3)"
+assert_contains "$D" "     3 | c      |  -3.5"
+assert_contains "$D" "sensor-mqtt: ok (4 blocks)"
 assert_contains "$D" "(file name: "
 # the block decoded from the head file hashes back to its file name
 HASHED=$(sed -n '/^\$ silt block hash /{n;p}' demo.out)

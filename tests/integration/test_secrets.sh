@@ -401,7 +401,7 @@ DATASETS+=(ctr mq evm)
 check_clean "add others"
 fails 1 "silt: pull 'ctr': container image 'ghcr.io/x/fetch:***' is not available locally (silt never pulls images: build it, or bring it in with podman pull / podman load / podman import)" pull ctr
 check_clean "pull ctr"
-fails 1 "silt: pull 'mq': source 'mq-src' is a push source (its ingress is not polled by silt pull)" pull mq
+fails_like 1 "pull 'mq': source 'mq-src': mqtt: cannot connect to mqtt.example.com:1883: " pull mq
 check_clean "pull mq"
 fails 1 'silt: pull '"'"'evm'"'"': an EVM logs source needs `read: {kind: Parquet}` (the fetched logs are a Parquet file, as in kamu)' pull evm
 check_clean "pull evm"
