@@ -112,7 +112,7 @@ static size_t token_at(silt_dialect d, const char *s, silt_sqltok_kind *k)
         size_t q = quoted_len(s + 1, '\'', true);
         return q ? q + 1 : 0;
     }
-    if (c == '$' && !backticks(d) && (n = dollar_len(s)) > 0)
+    if (c == '$' && (n = dollar_len(s)) > 0) /* DuckDB reads it as one, in every dialect */
         return n;
     *k = SILT_TOK_BACKTICK;
     if (c == '`' && backticks(d))
@@ -306,6 +306,9 @@ static int emit_spark_string(silt_buf *o, rw *r, size_t i)
 {
     const char *s = r->sql + r->t[i].off;
     size_t len = r->t[i].len;
+    /* Spark's adjacent literals (and X"…", E"…") are separate tokens: keep them apart */
+    if (i > 0 && (r->t[i - 1].kind == SILT_TOK_STRING || r->t[i - 1].kind == SILT_TOK_WORD) && silt_buf_putc(o, ' '))
+        return SILT_ENOMEM;
     if (s[0] == '\'' && !memchr(s, '\\', len))
         return emit(o, r, i);
     char *v = silt_compat_string_value(r->d, s, len);
