@@ -10,11 +10,15 @@
  *    written, with one line naming the input;
  *  - `query` and `queries` are exclusive; every step but the last has an
  *    alias; the stored form is always `queries` (ODF: `query` is a
- *    convenience that is never stored).
+ *    convenience that is never stored);
+ *  - the queries of a SetTransform or preprocess whose engine is not DuckDB
+ *    pass the compatibility rewrite (engine/compat.h), so its errors (an
+ *    unknown arrow_cast type, an unsupported pattern letter) are refused here.
  * The resolved copy lives in the caller's arena; the input is not changed.
  */
 #include "dataset/dataset_internal.h"
 
+#include "engine/compat.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -170,14 +174,34 @@ int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const c
     return 0;
 }
 
+/* The SQL of a source's preprocess, or NULL. */
+static const odf_TransformSql *preprocess_sql(const odf_union *e)
+{
+    const odf_union *u = NULL;
+    if (e->type == ODF_MetadataEvent_SetPollingSource)
+        u = &((const odf_SetPollingSource *)e->value)->preprocess;
+    else if (e->type == ODF_MetadataEvent_AddPushSource)
+        u = &((const odf_AddPushSource *)e->value)->preprocess;
+    return u && u->type == ODF_Transform_Sql ? u->value : NULL;
+}
+
 int silt_ds_resolve_events(silt_workspace *ws, const char *self_name, const char *self_id, odf_union *events,
                            size_t n, silt_arena *a)
 {
     for (size_t i = 0; i < n; i++) {
-        if (events[i].type != ODF_MetadataEvent_SetTransform || !events[i].value)
+        if (!events[i].value)
+            continue;
+        /* SQL of another engine: the rewrite's errors now, not at the first pull */
+        const odf_TransformSql *pre = preprocess_sql(&events[i]);
+        int rc = pre ? silt_compat_check(pre, "preprocess query") : 0; /* engine/compat.h */
+        if (rc)
+            return rc;
+        if (events[i].type != ODF_MetadataEvent_SetTransform)
             continue;
         odf_SetTransform *r = NULL;
-        int rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r);
+        rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r);
+        if (!rc)
+            rc = silt_compat_check(r->transform.value, "transform query");
         if (rc)
             return rc;
         events[i].value = r;

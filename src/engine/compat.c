@@ -155,6 +155,7 @@ int silt_compat_register(silt_engine *e)
 
 /* ---- the hook -------------------------------------------------------------------- */
 
+/* Rewrites sql into *out (arena a); with a == NULL only checks it. */
 static int rewrite_into(silt_arena *a, silt_dialect d, const char *sql, char **out, const char *context,
                         const char *alias)
 {
@@ -165,9 +166,28 @@ static int rewrite_into(silt_arena *a, silt_dialect d, const char *sql, char **o
     int rc = silt_compat_rewrite(d, sql, &r, NULL);
     if (rc < 0)
         return alias ? silt_err_context(rc, "%s '%s'", context, alias) : silt_err_context(rc, "%s", context);
+    if (!a) {
+        free(r);
+        return 0;
+    }
     *out = silt_arena_strdup(a, r);
     free(r);
     return *out ? 0 : silt_err(SILT_ENOMEM, "out of memory");
+}
+
+int silt_compat_check(const odf_TransformSql *in, const char *context)
+{
+    silt_dialect d = silt_dialect_of(in ? in->engine : NULL);
+    char *unused = NULL;
+    if (d == SILT_DIALECT_DUCKDB)
+        return 0;
+    int rc = rewrite_into(NULL, d, in->query, &unused, context, NULL);
+    for (size_t i = 0; !rc && i < in->queries.n; i++) {
+        const odf_SqlQueryStep *s = in->queries.items[i];
+        if (s)
+            rc = rewrite_into(NULL, d, s->query, &unused, context, s->alias);
+    }
+    return rc;
 }
 
 int silt_compat_prepare(silt_engine *e, silt_arena *a, const odf_TransformSql *in,

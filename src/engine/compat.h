@@ -55,8 +55,10 @@ typedef struct silt_compat_stats {
 
 /* Rewrites `sql` of dialect d into DuckDB SQL: *out malloc'd (caller
  * frees); `stats` may be NULL. SILT_EINVAL for an unterminated literal,
- * quoted identifier or block comment, or an arrow_cast whose type is not a
- * literal DuckDB has a type for. For SILT_DIALECT_DUCKDB a copy. */
+ * quoted identifier or block comment, an arrow_cast whose type is not a
+ * literal DuckDB has a type for, or a pattern literal with a specifier
+ * DuckDB cannot express ("to_date: unsupported pattern letter 'G' (era) in
+ * 'G yyyy'"). For SILT_DIALECT_DUCKDB a copy. */
 int silt_compat_rewrite(silt_dialect d, const char *sql, char **out, silt_compat_stats *stats);
 
 /* Token kinds of the rewrite's tokenizer (exposed for the fuzz target). */
@@ -80,6 +82,12 @@ char *silt_compat_string_value(silt_dialect d, const char *tok, size_t len);
 /* Registers silt_chrono_fmt, silt_java_fmt and the silt_df_* / silt_java_*
  * macros in engine e (idempotent). */
 int silt_compat_register(silt_engine *e);
+
+/* Runs the rewrite over the query and step queries of `in` (when its
+ * engine is not DuckDB) and drops the result: the errors silt_compat_prepare
+ * would give for the text itself, without an engine, named the same way
+ * ("<context> '<alias>': …"). For `silt add` / `silt append`. */
+int silt_compat_check(const odf_TransformSql *in, const char *context);
 
 /* The hook of the preprocess step and of the transform: when the engine of
  * `in` is not DuckDB, registers the compatibility functions in e and sets

@@ -14,7 +14,9 @@
  *  - calls of the dialect's functions whose DuckDB namesake differs become
  *    calls of silt's macros; their pattern arguments are wrapped in
  *    silt_chrono_fmt(…) / silt_java_fmt(…), never edited;
- *  - arrow_cast(x, 'Type') becomes CAST(x AS <DuckDB type>).
+ *  - arrow_cast(x, 'Type') becomes CAST(x AS <DuckDB type>);
+ *  - a pattern argument that is a literal is translated once here, so a
+ *    specifier DuckDB cannot express fails the rewrite (naming the call).
  * Invariant: comments, and literals other than an arrow_cast type, keep
  * their value; they keep their text too except Spark's literals, which are
  * re-spelled for DuckDB when their spelling differs.
@@ -406,9 +408,30 @@ static int emit_arg(silt_buf *o, rw *r, const call *c, size_t k)
     return emit_range(o, r, c->a[k], c->a[k + 1] - 1);
 }
 
+/* A pattern argument that is one string literal is translated now, so a
+ * specifier DuckDB cannot express is refused by the rewrite (at `silt add`,
+ * before anything runs); any other expression is translated at bind time. */
+static int check_pattern(rw *r, const call *c, size_t k)
+{
+    size_t lit = next_sig(r, c->a[k] - 1);
+    if (lit >= r->n || r->t[lit].kind != SILT_TOK_STRING || next_sig(r, lit) != c->a[k + 1] - 1)
+        return 0;
+    char *v = silt_compat_string_value(r->d, r->sql + r->t[lit].off, r->t[lit].len);
+    if (!v)
+        return silt_err(SILT_ENOMEM, "out of memory");
+    char *t = NULL;
+    int rc = backticks(r->d) ? silt_compat_java_to_strftime(v, &t) : silt_compat_chrono_to_strftime(v, &t);
+    free(v);
+    free(t);
+    return rc ? silt_err_context(rc, "%s", c->rule->name) : 0;
+}
+
 static int emit_wrapped(silt_buf *o, rw *r, const call *c, size_t k, const char *fn)
 {
-    int rc = silt_buf_printf(o, "%s(", fn);
+    int rc = check_pattern(r, c, k);
+    if (rc)
+        return rc;
+    rc = silt_buf_printf(o, "%s(", fn);
     if (!rc)
         rc = emit_arg(o, r, c, k);
     return rc ? rc : silt_buf_putc(o, ')');

@@ -12,7 +12,9 @@
 # rejects (to_timestamp('garbage')): the pull fails with one line, exit 1,
 # the workspace unchanged; a derivative whose SetTransform is
 # `engine: datafusion`, pulled; the stored blocks keep the engine and the SQL
-# as written (the rewrite is never stored).
+# as written (the rewrite is never stored); errors of the rewrite (an
+# unknown arrow_cast type, an unsupported pattern letter in a literal) at
+# `silt add` / `silt append`: one line, exit 1, nothing written.
 source "$(dirname "$0")/lib.sh"
 
 ok init
@@ -173,6 +175,36 @@ assert_eq "$(ev dv SetTransform "['transform']")" \
     "{\"engine\":\"datafusion\",\"kind\":\"Sql\",\"queries\":[{\"query\":\"$DV_QUERY\"}]}" \
     "the transform is stored as written"
 ok verify dv
+
+# ---- the rewrite's errors at add / append time: one line, exit 1, nothing written -----
+cat >badcast.yaml <<'EOF'
+kind: DatasetSnapshot
+version: 1
+content:
+  name: badcast
+  kind: Root
+  metadata:
+  - kind: AddPushSource
+    sourceName: default
+    read: {kind: Csv, header: true, ddlSchema: [v BIGINT]}
+    preprocess: {kind: Sql, engine: datafusion, query: "SELECT arrow_cast(v, 'Int128') AS v FROM input"}
+    merge: {kind: Append}
+EOF
+unchanged_after 1 "silt: badcast.yaml:1: dataset 'badcast': content.metadata[0] (AddPushSource): preprocess query: arrow_cast: unsupported Arrow type 'Int128'" \
+    add badcast.yaml
+sed -e 's/name: dv$/name: badpat/' -e 's/engine: datafusion/engine: spark/' \
+    -e "s/query: .*/queries: [{alias: s, query: 'SELECT event_time FROM df'}, {query: 'SELECT date_format(event_time, \"yyyy QQ\") AS q FROM s'}]/" \
+    dv.yaml >badpat.yaml
+unchanged_after 1 "silt: badpat.yaml:1: dataset 'badpat': content.metadata[0] (SetTransform): transform query: date_format: unsupported pattern letter 'QQ' (quarter) in 'yyyy QQ'" \
+    add badpat.yaml
+cat >settr.yaml <<'EOF'
+kind: SetTransform
+inputs:
+- datasetRef: df
+transform: {kind: Sql, engine: datafusion, query: "SELECT event_time, to_timestamp(local, '%d.%m.%Y %C') AS t FROM df"}
+EOF
+unchanged_after 1 "silt: settr.yaml: event 1 (SetTransform): transform query: to_timestamp: unsupported chrono specifier '%C' in '%d.%m.%Y %C'" \
+    append dv settr.yaml
 
 # a DuckDB dataset gets no warning
 add_ds plain <<'EOF'

@@ -227,6 +227,31 @@ static void test_rewrite_rules(void **state)
     assert_false(silt_compat_is_foreign("duckdb"));
 }
 
+/* silt_compat_check: the rewrite's errors for a manifest's queries, named
+ * by step; DuckDB's queries are not looked at */
+static void test_check(void **state)
+{
+    (void)state;
+    odf_SqlQueryStep s0 = {"parsed", "SELECT to_timestamp(s, '%Y') AS t FROM input"};
+    odf_SqlQueryStep s1 = {NULL, "SELECT arrow_cast(t, 'Int128') AS n FROM parsed"};
+    void *steps[] = {&s0, &s1};
+    odf_TransformSql t = {.engine = "datafusion", .queries = {steps, 2, true}};
+    assert_int_equal(silt_compat_check(&t, "transform query"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(), "transform query: arrow_cast: unsupported Arrow type 'Int128'");
+    s0.query = "SELECT to_timestamp(s, '%Y-%q') AS t FROM input";
+    assert_int_equal(silt_compat_check(&t, "transform query"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(),
+                        "transform query 'parsed': to_timestamp: unsupported chrono specifier '%q' in '%Y-%q'");
+    t.engine = "duckdb";
+    assert_int_equal(silt_compat_check(&t, "transform query"), 0);
+    odf_TransformSql q = {.engine = "spark", .query = "SELECT to_date(s, 'yyyy-MM-dd') FROM `input`"};
+    assert_int_equal(silt_compat_check(&q, "preprocess query"), 0);
+    q.query = "SELECT from_unixtime(n, 'yyyy G') FROM input";
+    assert_int_equal(silt_compat_check(&q, "preprocess query"), SILT_EINVAL);
+    assert_string_equal(silt_error_last(),
+                        "preprocess query: from_unixtime: unsupported pattern letter 'G' (era) in 'yyyy G'");
+}
+
 /* ---- DataFusion functions ------------------------------------------------------ */
 
 static void test_datafusion_functions(void **state)
@@ -276,7 +301,10 @@ static void test_datafusion_functions(void **state)
     /* bad input: an error as in DataFusion, never NULL */
     expect_error(DF, "SELECT to_timestamp('garbage')", "Conversion Error: invalid timestamp field format: \"garbage\"");
     expect_error(DF, "SELECT to_timestamp('x', '%Y-%m-%d')", "Invalid Input Error: Could not parse string \"x\" according to format specifier \"%Y-%m-%d\"");
-    expect_error(DF, "SELECT to_timestamp('2020', '%C')", "Invalid Input Error: unsupported chrono specifier '%C' in '%C'");
+    /* an unsupported specifier: refused by the rewrite when the pattern is a
+     * literal, by silt_chrono_fmt at bind time when it is an expression */
+    expect_error(DF, "SELECT to_timestamp('2020', '%C')", "to_timestamp: unsupported chrono specifier '%C' in '%C'");
+    expect_error(DF, "SELECT to_timestamp('2020', '%Y', ('%' || 'C'))", "Invalid Input Error: unsupported chrono specifier '%C' in '%C'");
     expect_error(DF, "SELECT make_date(2023, 13, 1)", "Conversion Error: Date out of range: 2023-13-1");
     expect(DF, "SELECT to_timestamp(NULL)", "NULL");
 }
@@ -309,7 +337,9 @@ static void test_spark_functions(void **state)
     expect(SPARK, "SELECT unix_timestamp('garbage')", "NULL");
     expect(SPARK, "SELECT to_timestamp('garbage')", "NULL");
     /* an invalid pattern is an error, as in Spark */
-    expect_error(SPARK, "SELECT to_date('2016', 'G yyyy')", "Invalid Input Error: unsupported pattern letter 'G' (era) in 'G yyyy'");
+    expect_error(SPARK, "SELECT to_date('2016', 'G yyyy')", "to_date: unsupported pattern letter 'G' (era) in 'G yyyy'");
+    expect_error(SPARK, "SELECT date_format(current_date, \"yyyy-QQ\")", "date_format: unsupported pattern letter 'QQ' (quarter) in 'yyyy-QQ'");
+    expect_error(SPARK, "SELECT to_date('2016', concat('G ', 'yyyy'))", "Invalid Input Error: unsupported pattern letter 'G' (era) in 'G yyyy'");
     /* backticks and "…" strings end to end */
     expect(SPARK, "SELECT `a b` FROM (SELECT \"x\" AS `a b`)", "x");
 }
@@ -320,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_chrono_specifiers),
         cmocka_unit_test(test_java_pattern_letters),
         cmocka_unit_test(test_rewrite_rules),
+        cmocka_unit_test(test_check),
         cmocka_unit_test(test_datafusion_functions),
         cmocka_unit_test(test_spark_functions),
     };
