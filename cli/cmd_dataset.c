@@ -228,6 +228,13 @@ int cmd_add(cli_ctx *c, int argc, char **argv)
             else
                 printf("Added %s (%s, %llu blocks)\n", info.name, info.id,
                        (unsigned long long)info.num_blocks);
+            char *engine = NULL;
+            if (silt_dataset_foreign_engine(&engine, ds) < 0)
+                status = cli_fail(NULL);
+            else if (engine)
+                fprintf(stderr, "silt: warning: engine '%s' of %s: its SQL runs on DuckDB through silt's "
+                                "compatibility layer (docs/transforms.md)\n", engine, info.name);
+            free(engine);
             silt_dataset_free(ds);
         }
         silt_strv_free(names);

@@ -152,6 +152,12 @@ int silt_dataset_add_manifest(char ***names_out, silt_workspace *ws, const char 
  * the old one is kept unchanged. The new dataset has a new id. */
 int silt_dataset_add_manifest_ex(char ***names_out, silt_workspace *ws, const char *path, bool replace);
 
+/* The engine named by the SQL of `ds` (its SetTransform, or the preprocess
+ * of a source) when it is not DuckDB, e.g. "datafusion": its queries run on
+ * DuckDB through silt's compatibility layer (docs/transforms.md). *engine
+ * is malloc'd (caller frees), NULL when every query is DuckDB's. */
+int silt_dataset_foreign_engine(char **engine, silt_dataset *ds);
+
 /* Opens by reference without reading the chain (no block is loaded, the
  * summary is not used): for silt_dataset_verify_branches of a dataset whose
  * chain may be damaged. Other calls on such a handle read the chain first. */

@@ -287,7 +287,9 @@ int silt_ds_load_transform(silt_dataset *ds, silt_arena *a, const odf_SetTransfo
  * alias. */
 int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const char *self_id,
                               const odf_SetTransform *t, silt_arena *a, odf_SetTransform **out);
-/* Replaces every SetTransform of events[0..n) by its resolved copy. */
+/* Replaces every SetTransform of events[0..n) by its resolved copy; the
+ * queries of another engine's SetTransform or preprocess must pass the
+ * compatibility rewrite (silt_compat_check). */
 int silt_ds_resolve_events(silt_workspace *ws, const char *self_name, const char *self_id, odf_union *events,
                            size_t n, silt_arena *a);
 

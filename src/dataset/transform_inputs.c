@@ -16,11 +16,15 @@
  *    confined engine: a wrong column or table is refused at add time with
  *    DuckDB's message; an input without a schema yet skips the binding
  *    (the first pull reports such errors).
+ *  - the queries of a SetTransform or preprocess whose engine is not DuckDB
+ *    pass the compatibility rewrite (engine/compat.h), so its errors (an
+ *    unknown arrow_cast type, an unsupported pattern letter) are refused here.
  * The resolved copy lives in the caller's arena; the input is not changed.
  */
 #include "dataset/dataset_internal.h"
 
 #include "dataset/data_views.h"
+#include "engine/compat.h"
 #include "engine/engine.h"
 #include "engine/query.h"
 #include "engine/schema.h"
@@ -177,7 +181,12 @@ static int bind_query(silt_workspace *ws, const odf_SetTransform *r)
     const odf_TransformSql *sql = r->transform.value;
     silt_engine *e = NULL;
     char *scratch = NULL;
-    int rc = silt_ws_engine_open(ws, &e, &scratch);
+    silt_arena *a = silt_arena_new();
+    int rc = a ? silt_ws_engine_open(ws, &e, &scratch) : SILT_ENOMEM;
+    /* another engine's SQL is bound as it will run: rewritten, with the
+     * compatibility functions registered (engine/compat.h) */
+    if (!rc)
+        rc = silt_compat_prepare(e, a, r->transform.value, &sql, "transform query");
     bool none = false;
     for (size_t i = 0; !rc && !none && i < r->inputs.n; i++) {
         const odf_TransformInput *in = r->inputs.items[i];
@@ -201,7 +210,10 @@ static int bind_query(silt_workspace *ws, const odf_SetTransform *r)
             rc = silt_engine_check_query(e, st->query, "transform query");
         }
     }
-    return e ? silt_ws_engine_close(e, scratch, rc) : rc;
+    if (e)
+        rc = silt_ws_engine_close(e, scratch, rc);
+    silt_arena_free(a);
+    return rc;
 }
 
 int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const char *self_id,
@@ -238,14 +250,34 @@ int silt_ds_resolve_transform(silt_workspace *ws, const char *self_name, const c
     return 0;
 }
 
+/* The SQL of a source's preprocess, or NULL. */
+static const odf_TransformSql *preprocess_sql(const odf_union *e)
+{
+    const odf_union *u = NULL;
+    if (e->type == ODF_MetadataEvent_SetPollingSource)
+        u = &((const odf_SetPollingSource *)e->value)->preprocess;
+    else if (e->type == ODF_MetadataEvent_AddPushSource)
+        u = &((const odf_AddPushSource *)e->value)->preprocess;
+    return u && u->type == ODF_Transform_Sql ? u->value : NULL;
+}
+
 int silt_ds_resolve_events(silt_workspace *ws, const char *self_name, const char *self_id, odf_union *events,
                            size_t n, silt_arena *a)
 {
     for (size_t i = 0; i < n; i++) {
-        if (events[i].type != ODF_MetadataEvent_SetTransform || !events[i].value)
+        if (!events[i].value)
+            continue;
+        /* SQL of another engine: the rewrite's errors now, not at the first pull */
+        const odf_TransformSql *pre = preprocess_sql(&events[i]);
+        int rc = pre ? silt_compat_check(pre, "preprocess query") : 0; /* engine/compat.h */
+        if (rc)
+            return rc;
+        if (events[i].type != ODF_MetadataEvent_SetTransform)
             continue;
         odf_SetTransform *r = NULL;
-        int rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r);
+        rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r);
+        if (!rc)
+            rc = silt_compat_check(r->transform.value, "transform query");
         if (rc)
             return rc;
         events[i].value = r;

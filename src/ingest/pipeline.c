@@ -28,6 +28,7 @@
 #include "dataset/data_views.h"
 #include "dataset/dataset_internal.h"
 #include "files/files.h"
+#include "engine/compat.h"
 #include "engine/engine.h"
 #include "engine/merge.h"
 #include "engine/read.h"
@@ -441,8 +442,10 @@ static int preprocess(pipeline *p, const silt_ingest_request *req)
     p->input = "__silt_pre";
     if (pre->type != ODF_Transform_Sql)
         return silt_err(SILT_EUNSUPPORTED, "unsupported preprocess kind");
-    const odf_TransformSql *t = pre->value;
-    int rc = silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM __silt_read");
+    const odf_TransformSql *t = NULL;
+    int rc = silt_compat_prepare(p->e, p->a, pre->value, &t, "preprocess query"); /* engine/compat.h */
+    if (!rc)
+        rc = silt_engine_exec(p->e, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM __silt_read");
     if (!rc)
         rc = confine_for_preprocess(p, req);
     if (rc)

@@ -25,6 +25,7 @@
 
 #include "dataset/data_views.h"
 #include "dataset/dataset_internal.h"
+#include "engine/compat.h"
 #include "engine/engine.h"
 #include "engine/query.h"
 #include "engine/schema.h"
@@ -925,6 +926,8 @@ static int run(tx *t, silt_pull_result *out)
     rc = silt_ds_vocab(ds, t->a, &t->v);
     if (!rc)
         rc = silt_ws_engine_open(ds->ws, &t->e, &t->scratch);
+    if (!rc)
+        rc = silt_compat_prepare(t->e, t->a, t->sql, &t->sql, "transform query"); /* engine/compat.h */
     if (rc)
         return rc;
     silt_time now = run_time(ds);
