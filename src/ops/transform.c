@@ -888,6 +888,17 @@ static int compute(tx *t, silt_time now, uint64_t *nrows)
     return rc;
 }
 
+/* The run's engine, with another engine's SQL rewritten for DuckDB and the
+ * compatibility functions registered (engine/compat.h): the same for a pull
+ * and for a replay, so a replay runs exactly what the pull ran. */
+static int open_engine(tx *t)
+{
+    int rc = silt_ws_engine_open(t->ds->ws, &t->e, &t->scratch);
+    if (!rc)
+        rc = silt_compat_prepare(t->e, t->a, t->sql, &t->sql, "transform query");
+    return rc;
+}
+
 static int run(tx *t, silt_pull_result *out)
 {
     silt_dataset *ds = t->ds;
@@ -925,9 +936,7 @@ static int run(tx *t, silt_pull_result *out)
     }
     rc = silt_ds_vocab(ds, t->a, &t->v);
     if (!rc)
-        rc = silt_ws_engine_open(ds->ws, &t->e, &t->scratch);
-    if (!rc)
-        rc = silt_compat_prepare(t->e, t->a, t->sql, &t->sql, "transform query"); /* engine/compat.h */
+        rc = open_engine(t);
     if (rc)
         return rc;
     silt_time now = run_time(ds);
@@ -1103,7 +1112,7 @@ static int replay(tx *t, const odf_SetTransform *st, const odf_MetadataBlock *b,
     if (!rc)
         rc = silt_ds_vocab(t->ds, t->a, &t->v);
     if (!rc)
-        rc = silt_ws_engine_open(t->ds->ws, &t->e, &t->scratch);
+        rc = open_engine(t);
     if (rc)
         return rc;
     silt_time now = {b->system_time.sec, b->system_time.nsec};
