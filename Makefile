@@ -49,7 +49,7 @@ test: build
 	  rm -f "$$log"
 	  total=$$((total + $${n:-0}))
 	}
-	run_ctest ctest --test-dir build --output-on-failure
+	run_ctest ctest --test-dir build -j$(NPROC) --output-on-failure
 	echo "+ sanitizer build (build-asan)"
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DSILT_SANITIZE=ON -DCMAKE_C_COMPILER=clang
@@ -61,7 +61,7 @@ test: build
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DSILT_FUZZ=ON -DCMAKE_C_COMPILER=clang
 	cmake --build build-fuzz -j$(NPROC)
-	run_ctest ctest --test-dir build-fuzz -L fuzz --output-on-failure
+	run_ctest ctest --test-dir build-fuzz -L fuzz -j$(NPROC) --output-on-failure
 	echo "make test: $$total passed, 0 failed"
 
 PREFIX ?= /usr/local
