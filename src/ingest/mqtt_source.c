@@ -130,7 +130,7 @@ static int reload(sess *s)
     silt_buf_free(&b);
     if (rc)
         return silt_err_context(rc, "%s", s->wal);
-    if (s->sc.torn && ftruncate(s->fd, (off_t)s->sc.valid_end) != 0)
+    if (s->sc.torn && ftruncate(s->fd, (long long)s->sc.valid_end) != 0)
         return silt_err(SILT_EIO, "%s: cannot cut off a torn append: %s", s->wal, strerror(errno));
     if (fstat(s->fd, &s->fst) != 0)
         return silt_err(SILT_EIO, "%s: %s", s->wal, strerror(errno));
@@ -143,21 +143,6 @@ static bool unchanged(const sess *s)
     struct stat st;
     return s->fd >= 0 && stat(s->wal, &st) == 0 && st.st_ino == s->fst.st_ino && st.st_dev == s->fst.st_dev &&
            st.st_size == s->fst.st_size;
-}
-
-static int write_at(int fd, const char *p, size_t n, off_t at, const char *path)
-{
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return silt_err(SILT_EIO, "%s: %s", path, strerror(errno));
-        p += w;
-        n -= (size_t)w;
-        at += w;
-    }
-    return 0;
 }
 
 /* One frame to append: a REL (m.rel) or a MSG with records. */
@@ -195,7 +180,7 @@ static int append(sess *s, const frame *f, size_t nf)
     if (!rc)
         rc = encode_frames(s, &b, f, nf);
     if (!rc)
-        rc = write_at(s->fd, b.data, b.len, (off_t)s->sc.valid_end, s->wal);
+        rc = silt_fs_pwrite_all(s->fd, b.data, b.len, (long long)s->sc.valid_end, s->wal);
     if (!rc && fdatasync(s->fd) != 0)
         rc = silt_err(SILT_EIO, "%s: fsync: %s", s->wal, strerror(errno));
     if (!rc) {

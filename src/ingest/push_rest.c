@@ -287,21 +287,6 @@ static int parse_request(silt_dataset *ds, const odf_union *read, const silt_ing
 
 /* ---- append ---------------------------------------------------------------- */
 
-static int write_all_at(int fd, const char *p, size_t n, off_t at, const char *path)
-{
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return silt_err(SILT_EIO, "%s: %s", path, strerror(errno));
-        p += w;
-        n -= (size_t)w;
-        at += w;
-    }
-    return 0;
-}
-
 /* Decides and writes the append of `r` under the source lock. */
 static int append_locked(silt_dataset *ds, const rest_src *s, const recs *r, int fd, const char *path,
                          silt_push_result *out)
@@ -335,7 +320,7 @@ static int append_locked(silt_dataset *ds, const rest_src *s, const recs *r, int
     if (!rc && drop)
         rc = silt_pbuf_encode_mark(&b, from + drop, sc.dropped_total + drop, sc.next_seq + n);
     if (!rc)
-        rc = write_all_at(fd, b.data, b.len, (off_t)sc.valid_end, path);
+        rc = silt_fs_pwrite_all(fd, b.data, b.len, (long long)sc.valid_end, path);
     if (!rc && fdatasync(fd) != 0)
         rc = silt_err(SILT_EIO, "%s: fsync: %s", path, strerror(errno));
     struct stat st;

@@ -372,19 +372,11 @@ static char *join_cols(tx *t, const cols *c, const char *prefix, bool with_et)
 }
 
 /* NULL-safe equality of every key column of r and c, plus rn. */
+static char *same_row(tx *t, const cols *c);
 static char *join_cond(tx *t, const cols *c)
 {
-    char *s = silt_arena_strdup(t->a, "r.__rn = c.__rn");
-    for (size_t i = 0; s && i < c->n; i++) {
-        const char *n = c->names[i];
-        if (strcmp(n, t->v.offset) == 0 || strcmp(n, t->v.op) == 0 || strcmp(n, t->v.system_time) == 0)
-            continue;
-        if (strcmp(n, t->v.event_time) == 0 && !t->result_has_et)
-            continue;
-        char *q = qid(t, n);
-        s = q ? silt_arena_printf(t->a, "%s AND r.%s IS NOT DISTINCT FROM c.%s", s, q, q) : NULL;
-    }
-    return s;
+    char *same = same_row(t, c);
+    return same ? silt_arena_printf(t->a, "r.__rn = c.__rn AND %s", same) : NULL;
 }
 
 static int result_columns(tx *t, cols *c, const char *table)

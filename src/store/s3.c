@@ -32,29 +32,10 @@ typedef struct s3store {
 
 #define CAS_ROUNDS 8 /* retries of a ref delete / create-over-tombstone racing others */
 
-static const char *const KINDS[] = {"blocks", "data", "checkpoints"};
-
-static bool valid_kind(const char *kind)
-{
-    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
-        if (kind && strcmp(kind, KINDS[i]) == 0)
-            return true;
-    return false;
-}
-
-static bool valid_ref(const char *ref)
-{
-    if (!ref)
-        return false;
-    if (strcmp(ref, "head") == 0)
-        return true;
-    return strncmp(ref, "branches/", 9) == 0 && silt_store_valid_branch_name(ref + 9);
-}
-
 /* malloc'd key of kind/<mh>, NULL after recording an error. */
 static char *obj_key(s3store *st, const char *kind, const uint8_t mh[SILT_MH_LEN])
 {
-    if (!valid_kind(kind)) {
+    if (!silt_store_valid_kind(kind)) {
         silt_err(SILT_EINVAL, "store: unknown object kind '%s'", kind ? kind : "(null)");
         return NULL;
     }
@@ -71,7 +52,7 @@ static char *obj_key(s3store *st, const char *kind, const uint8_t mh[SILT_MH_LEN
 
 static char *ref_key(s3store *st, const char *ref)
 {
-    if (!valid_ref(ref)) {
+    if (!silt_store_valid_ref(ref)) {
         silt_err(SILT_EINVAL, "store: invalid ref name '%s'", ref ? ref : "(null)");
         return NULL;
     }

@@ -129,3 +129,21 @@ char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[S
 {
     return s->ops->object_path ? s->ops->object_path(s, kind, mh) : NULL;
 }
+
+bool silt_store_valid_kind(const char *kind)
+{
+    static const char *const kinds[] = {"blocks", "data", "checkpoints"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kind && strcmp(kind, kinds[i]) == 0)
+            return true;
+    return false;
+}
+
+bool silt_store_valid_ref(const char *ref)
+{
+    if (!ref)
+        return false;
+    if (strcmp(ref, "head") == 0)
+        return true;
+    return strncmp(ref, "branches/", 9) == 0 && silt_store_valid_branch_name(ref + 9);
+}

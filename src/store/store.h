@@ -109,5 +109,9 @@ int silt_store_ref_read_hash(silt_store *s, const char *ref, uint8_t mh[SILT_MH_
 
 /* Valid ref/branch name: [A-Za-z0-9._-]{1,100}, not starting with '.' or '-'. */
 bool silt_store_valid_branch_name(const char *name);
+/* An object kind of the layout: "blocks", "data" or "checkpoints". */
+bool silt_store_valid_kind(const char *kind);
+/* A ref of the layout: "head" or "branches/<valid branch name>". */
+bool silt_store_valid_ref(const char *ref);
 
 #endif

@@ -493,3 +493,19 @@ char *silt_path_join(const char *first, ...)
     }
     return silt_buf_detach(&b);
 }
+
+int silt_fs_pwrite_all(int fd, const void *p, size_t n, long long at, const char *path)
+{
+    const char *q = p;
+    while (n) {
+        ssize_t w = pwrite(fd, q, n, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return silt_err(SILT_EIO, "%s: %s", path, strerror(errno));
+        q += w;
+        n -= (size_t)w;
+        at += w;
+    }
+    return 0;
+}

@@ -27,6 +27,9 @@ int silt_fs_copy_atomic(const char *src, const char *dst);
 
 /* Reads a whole file into `out` (appends). ENOTFOUND if missing, EIO else. */
 int silt_fs_read(const char *path, silt_buf *out);
+/* Writes all n bytes of p at offset `at` of fd (pwrite, retried on EINTR and
+ * short writes). SILT_EIO "PATH: reason" on error; `path` names fd. */
+int silt_fs_pwrite_all(int fd, const void *p, size_t n, long long at, const char *path);
 
 /* mkdir -p with mode 0755. */
 int silt_fs_mkdirs(const char *path);
