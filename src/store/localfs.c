@@ -169,6 +169,16 @@ static int lfs_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN
     return rc;
 }
 
+static int lfs_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst)
+{
+    char *p = obj_path(s->impl, kind, mh);
+    if (!p)
+        return SILT_EINVAL;
+    int rc = silt_fs_exists(p) ? silt_fs_copy_atomic(p, dst) : silt_err(SILT_ENOTFOUND, "%s: no such file", p);
+    free(p);
+    return rc;
+}
+
 static char *lfs_object_path(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN])
 {
     return obj_path(s->impl, kind, mh);
@@ -321,6 +331,7 @@ static const silt_store_ops LOCALFS_OPS = {
     .ref_cas = lfs_ref_cas,
     .ref_delete = lfs_ref_delete,
     .object_path = lfs_object_path,
+    .get_to_file = lfs_get_to_file,
     .free = lfs_free,
 };
 
