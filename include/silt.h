@@ -1414,8 +1414,9 @@ typedef struct silt_transfer_result {
     uint64_t blocks, objects, bytes, skipped, dropped;
 } silt_transfer_result;
 
-/* Is `arg` a remote dataset reference: a dataset URL (scheme://…/NAME) or
- * REPO/NAME of a repository of the workspace? */
+/* Is `arg` a remote dataset reference (a dataset URL scheme://…/NAME or
+ * REPO/NAME)? Dataset names never hold '/', so any '/' makes it one; an
+ * unknown REPO is an error of silt_remote_pull, not a local name. */
 bool silt_remote_ref_is(silt_workspace *ws, const char *arg);
 /* Pulls remote dataset `remote` (URL or REPO/NAME): clones it (same DID,
  * local name opts->as or the remote name; the remote is remembered in the

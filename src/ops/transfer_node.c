@@ -205,7 +205,13 @@ int silt_node_ref_set(silt_workspace *ws, const char *name, const char *expected
     } else if (rc == 0) {
         silt_store *s = NULL;
         rc = silt_store_open_local(&s, dir, false);
+        silt_buf cur = SILT_BUF_INIT;
         if (rc == 0)
+            rc = silt_store_ref_read(s, "head", &cur);
+        if (rc == 0 && strcmp(cur.data ? cur.data : "", expected) != 0)
+            rc = silt_err(SILT_ECONFLICT, "concurrent update of %s: head moved; retry", name);
+        silt_buf_free(&cur);
+        if (rc == 0) /* the head is re-checked by the compare-and-swap below */
             rc = check_complete(s, value, expected);
         if (rc == 0)
             rc = silt_store_ref_cas(s, "head", expected, value);
