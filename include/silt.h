@@ -1440,6 +1440,15 @@ int silt_remote_push(silt_transfer_result *out, silt_workspace *ws, const char *
  * its ref is set. */
 int silt_node_object_put(silt_workspace *ws, const char *name, const char *kind, const char *hash,
                          const char *body_path);
+/* Node side of a pusher's HEAD: opens object kind/<hash> of dataset `name`
+ * for reading, from the dataset or, when the node does not have the
+ * dataset yet, from the objects an interrupted first push staged (so that
+ * the push resumes instead of sending them again). *fd_out (O_RDONLY,
+ * close-on-exec; the caller closes it) and *size_out are set on success.
+ * SILT_ENOTFOUND when absent, SILT_EINVAL for a bad kind, name or hash,
+ * SILT_EIO on I/O errors. */
+int silt_node_object_open(int *fd_out, uint64_t *size_out, silt_workspace *ws, const char *name, const char *kind,
+                          const char *hash);
 /* Node side of a ref update: sets refs/head of `name` to `value` if it is
  * `expected` (NULL: the dataset must not exist; it is created from the
  * staged objects, same DID). Every block from `value` back to `expected`

@@ -139,9 +139,14 @@ static int refs_head(srv_req *r, srv_resp *out)
     return 0;
 }
 
+static int staged_head(srv_req *r, srv_resp *out, const char *kind);
+
 /* GET/HEAD /odf/{ds}/<kind>/{hash}: the object's bytes from the file. */
 static int object(srv_req *r, srv_resp *out, const char *kind)
 {
+    if (r->token.present && r->token.scope >= SRV_NEED_WRITE && r->method_name &&
+        strcmp(r->method_name, "HEAD") == 0)
+        return staged_head(r, out, kind);
     odf_ds d;
     if (odf_ds_open(r, out, &d) < 0)
         return 0;
@@ -186,6 +191,29 @@ static int put_object(srv_req *r, srv_resp *out, const char *kind)
     if (rc == 0)
         srv_bytes(out, 201, "text/plain", "", 0);
     else if (rc == SILT_ECORRUPT || rc == SILT_EINVAL)
+        srv_odf_error(out, 400, "%s", silt_error_last());
+    else
+        srv_lib_error(r, out, rc, NULL, NULL);
+    silt_workspace_free(ws);
+    return 0;
+}
+
+/* HEAD by a token that may push: also answers from the objects a first
+ * push staged before the dataset exists (silt_node_object_open), so that
+ * an interrupted first push resumes. */
+static int staged_head(srv_req *r, srv_resp *out, const char *kind)
+{
+    silt_workspace *ws = NULL;
+    if (push_ws(r, out, &ws) < 0)
+        return 0;
+    int fd = -1;
+    uint64_t size = 0;
+    int rc = silt_node_object_open(&fd, &size, ws, r->params[0], kind, r->params[1]);
+    if (rc == 0)
+        srv_file(out, 200, "application/octet-stream", fd, size);
+    else if (rc == SILT_ENOTFOUND)
+        srv_odf_error(out, 404, "%s/%s not found in dataset '%s'", kind, r->params[1], r->params[0]);
+    else if (rc == SILT_EINVAL)
         srv_odf_error(out, 400, "%s", silt_error_last());
     else
         srv_lib_error(r, out, rc, NULL, NULL);

@@ -4,15 +4,20 @@
  * Objects of a dataset the node has go straight into its store (unreferenced
  * until its ref moves; gc removes them if the push never completes); objects
  * of a dataset the node does not have yet go to .silt/tmp/incoming-<name>/,
- * which becomes the dataset when its first ref is set.
+ * which becomes the dataset when its first ref is set; a pusher's HEAD sees
+ * the staged ones too (silt_node_object_open), so a first push resumes.
  * Invariants: an object is stored only after its body hashed to its name;
  * a ref is set only when every block from the new head back to the old one
  * (or the Seed) and every object they name is present with its size, so a
  * reader of the node never sees a head whose objects are missing.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dataset/dataset_internal.h"
 #include "odf/block.h"
@@ -72,6 +77,52 @@ int silt_node_object_put(silt_workspace *ws, const char *name, const char *kind,
         rc = silt_store_open_local(&s, dir, staged);
     if (rc == 0)
         rc = silt_store_adopt_file(s, kind, mh, body_path);
+    silt_store_free(s);
+    free(dir);
+    return rc;
+}
+
+static int open_regular(int *fd_out, uint64_t *size_out, const char *path, const char *kind, const char *hash)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int err = errno;
+    struct stat st;
+    if (fd < 0 && err != ENOENT && err != ELOOP)
+        return silt_err(SILT_EIO, "%s/%s: %s", kind, hash, strerror(err));
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0)
+        return silt_err(SILT_ENOTFOUND, "%s/%s is not on this node", kind, hash);
+    *fd_out = fd;
+    *size_out = (uint64_t)st.st_size;
+    return 0;
+}
+
+int silt_node_object_open(int *fd_out, uint64_t *size_out, silt_workspace *ws, const char *name, const char *kind,
+                          const char *hash)
+{
+    uint8_t mh[SILT_MH_LEN];
+    *fd_out = -1;
+    *size_out = 0;
+    if (!kind || (strcmp(kind, "blocks") && strcmp(kind, "data") && strcmp(kind, "checkpoints")))
+        return silt_err(SILT_EINVAL, "unknown object kind '%s'", kind ? kind : "");
+    int rc = parse_hash(hash, mh);
+    char *dir = NULL, *path = NULL;
+    bool staged = false;
+    silt_store *s = NULL;
+    if (rc == 0)
+        rc = target_dir(ws, name, &dir, &staged);
+    if (rc == 0 && staged && !silt_fs_is_dir(dir))
+        rc = silt_err(SILT_ENOTFOUND, "%s/%s is not on this node", kind, hash);
+    if (rc == 0)
+        rc = silt_store_open_local(&s, dir, false);
+    if (rc == 0 && !(path = silt_store_object_path(s, kind, mh)))
+        rc = silt_err(SILT_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = open_regular(fd_out, size_out, path, kind, hash);
+    free(path);
     silt_store_free(s);
     free(dir);
     return rc;
