@@ -307,18 +307,14 @@ static void worker_fail(xfer *x)
     pthread_mutex_unlock(&x->mu);
 }
 
-/* Hashes the file at path and compares with the object's name and size. */
-static int check_file(xfer *x, const xfer_obj *o, const char *path, const char *from)
+/* Compares a received object's SHA3-256 digest and size with its name and
+ * the size its block records. */
+static int check_digest(const xfer_obj *o, const uint8_t d[SILT_SHA3_256_LEN], uint64_t size, const char *from)
 {
-    uint8_t d[SILT_SHA3_256_LEN], got[SILT_MH_LEN];
-    uint64_t size = 0;
-    int rc = silt_sha3_file(path, d, &size);
-    if (rc < 0)
-        return rc;
+    uint8_t got[SILT_MH_LEN];
     silt_multihash_wrap_sha3(d, got);
     char t[SILT_MH_TEXT_LEN + 1];
     mh_text(o->mh, t);
-    (void)x;
     if (memcmp(got, o->mh, SILT_MH_LEN) != 0)
         return silt_err(SILT_ECORRUPT, "%s/%s from %s does not match its hash; nothing was committed", o->kind, t,
                         from);
@@ -326,6 +322,15 @@ static int check_file(xfer *x, const xfer_obj *o, const char *path, const char *
         return silt_err(SILT_ECORRUPT, "%s/%s from %s has %llu bytes, its block says %llu; nothing was committed",
                         o->kind, t, from, (unsigned long long)size, (unsigned long long)o->size);
     return 0;
+}
+
+/* Hashes the (local) file at path and checks it (check_digest). */
+static int check_file(const xfer_obj *o, const char *path, const char *from)
+{
+    uint8_t d[SILT_SHA3_256_LEN];
+    uint64_t size = 0;
+    int rc = silt_sha3_file(path, d, &size);
+    return rc < 0 ? rc : check_digest(o, d, size, from);
 }
 
 static int copy_obj(xfer *x, const xfer_obj *o, size_t idx, bool *skipped)
@@ -347,7 +352,7 @@ static int copy_obj(xfer *x, const xfer_obj *o, size_t idx, bool *skipped)
         if (access(local, F_OK) != 0)
             rc = silt_err(SILT_ENOTFOUND, "%s/%s is missing in %s", o->kind, t, from);
         else
-            rc = check_file(x, o, local, from);
+            rc = check_file(o, local, from);
         if (rc == 0)
             rc = silt_store_put_file(x->dst, o->kind, o->mh, local);
         free(local);
@@ -358,11 +363,13 @@ static int copy_obj(xfer *x, const xfer_obj *o, size_t idx, bool *skipped)
         return silt_err(SILT_EINVAL, "transfer: no scratch directory for downloads");
     char path[4096];
     snprintf(path, sizeof path, "%s/obj-%zu", x->o->tmp_dir, idx);
-    rc = silt_store_get_to_file(x->src, o->kind, o->mh, path);
+    uint8_t d[SILT_SHA3_256_LEN];
+    uint64_t got = 0;
+    rc = silt_store_get_to_file(x->src, o->kind, o->mh, path, d, &got);
     if (rc == SILT_ENOTFOUND)
         rc = silt_err(SILT_ENOTFOUND, "%s/%s is missing in %s", o->kind, t, from);
-    if (rc == 0)
-        rc = check_file(x, o, path, from);
+    if (rc == 0) /* hashed while it was downloaded: not read again */
+        rc = check_digest(o, d, got, from);
     if (rc == 0)
         rc = silt_store_adopt_file(x->dst, o->kind, o->mh, path);
     unlink(path);

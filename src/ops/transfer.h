@@ -40,7 +40,8 @@ typedef struct silt_xfer_result {
  * from src's head back to dst's head (or the Seed), every block and every
  * data slice / checkpoint they name is fetched (objects in parallel)
  * unless dst already has it with the right size, each is hashed (SHA3-256)
- * and compared with its name before it is written; objects first, then
+ * and compared with its name before it is written (a download is hashed
+ * as it arrives, not read again); objects first, then
  * blocks, then the ref. A divergence or a target ahead of the source is
  * SILT_ECONFLICT naming both heads (unless opts->force). A mismatch is
  * SILT_ECORRUPT naming the object; the ref is then not moved. */

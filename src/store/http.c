@@ -22,6 +22,7 @@
 
 #include "util/arena.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 typedef struct http_store {
     char *base;  /* ".../odf/<name>" */
@@ -39,6 +40,8 @@ typedef struct http_call {
     const char *url;
     silt_buf *sink_buf;        /* response body (2xx) */
     FILE *sink_file;           /* … or into this file */
+    silt_sha3_ctx *sink_hash;  /* the file's bytes are hashed as they come */
+    uint64_t sink_bytes;       /* … and counted */
     const void *up_data;       /* request body in memory */
     size_t up_len, up_pos;
     FILE *up_file;             /* … or from this file */
@@ -61,6 +64,11 @@ static size_t on_write(char *ptr, size_t size, size_t n, void *ud)
             c->write_failed = errno ? errno : EIO;
             return 0;
         }
+        if (c->sink_hash && silt_sha3_update(c->sink_hash, ptr, len) < 0) {
+            c->write_failed = EIO;
+            return 0;
+        }
+        c->sink_bytes += len;
         return len;
     }
     silt_buf *b = (c->status >= 200 && c->status < 300 && c->sink_buf) ? c->sink_buf : &c->err_body;
@@ -214,22 +222,31 @@ static int ht_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]
     return rc;
 }
 
-static int ht_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst)
+/* GET into dst, hashing (SHA3-256) and counting the body as it is written. */
+static int ht_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst,
+                          uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size)
 {
     char *u = obj_url(s->impl, kind, mh);
     if (!u)
         return silt_error_code();
-    FILE *f = fopen(dst, "we");
+    silt_sha3_ctx *hc = silt_sha3_new();
+    FILE *f = hc ? fopen(dst, "we") : NULL;
     if (!f) {
+        int rc = hc ? silt_err(SILT_EIO, "%s: %s", dst, strerror(errno)) : silt_err(SILT_ENOMEM, "http store: out of memory");
+        silt_sha3_free(hc);
         free(u);
-        return silt_err(SILT_EIO, "%s: %s", dst, strerror(errno));
+        return rc;
     }
-    http_call c = {.method = "GET", .url = u, .sink_file = f};
+    http_call c = {.method = "GET", .url = u, .sink_file = f, .sink_hash = hc};
     int rc = perform(s->impl, &c);
     if (rc == 0)
         rc = status_rc(&c, u);
     if (fclose(f) != 0 && rc == 0)
         rc = silt_err(SILT_EIO, "%s: %s", dst, strerror(errno));
+    if (rc == 0)
+        rc = silt_sha3_final(hc, digest);
+    *size = c.sink_bytes;
+    silt_sha3_free(hc);
     silt_buf_free(&c.err_body);
     free(u);
     return rc;

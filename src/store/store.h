@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/multiformats.h"
 
 typedef struct silt_store silt_store;
@@ -62,8 +63,11 @@ typedef struct silt_store_ops {
     /* Streams object kind/<mh> into the local file dst_path (created or
      * truncated; the caller removes it on failure). SILT_ENOTFOUND if the
      * object is missing. The bytes are not checked against mh here: the
-     * caller (the transfer) hashes what it received. */
-    int (*get_to_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path);
+     * backend hashes them (SHA3-256) as they are written, into `digest`,
+     * and counts them into *size, so the caller (the transfer) checks what
+     * it received without reading the file again. */
+    int (*get_to_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path,
+                       uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size);
     void (*free)(silt_store *s);
 } silt_store_ops;
 
@@ -120,7 +124,8 @@ int silt_store_adopt_file(silt_store *s, const char *kind, const uint8_t mh[SILT
 char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
 int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
 /* ops->get_to_file (see above). */
-int silt_store_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path);
+int silt_store_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path,
+                           uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size);
 int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     uint64_t *size_out);
 /* Checks that object kind/<mh> exists, has `size` bytes and hashes (SHA3-256)

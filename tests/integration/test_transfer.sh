@@ -6,8 +6,9 @@
 # file:// repository and verified, an independent walker
 # (tests/odf_walker.py: sha3 + multibase, no silt code) over a silt-pushed
 # repository, divergence naming both heads, --force listing what it drops,
-# a corrupted remote object (detected, nothing committed), a silt node over
-# HTTP with tokens (a read token cannot push), s3:// refused.
+# a corrupted remote object (detected, nothing committed; over HTTP too,
+# where it is hashed as it is downloaded), a silt node over HTTP with tokens
+# (a read token cannot push), s3:// refused.
 source "$(dirname "$0")/lib.sh"
 
 use_soft_failures
@@ -198,6 +199,17 @@ TOKEN=$RTOK http PUT "/odf/sales/refs/head" -H "If-Match: $HN" --data-binary "$H
 assert_eq "$HTTP_STATUS" "403" "read token cannot move the ref"
 cd ../node
 assert_eq "$(head_of sales)" "$HN" "node head unchanged by refused requests"
+# an object corrupted on the node: the download is hashed as it arrives
+NODE_DS=.silt/datasets/$(info sales 'd["id"]' | sed 's/^did:odf://')
+NOBJ=$(ls "$NODE_DS/data" | grep '^f1620' | head -1)
+cp "$NODE_DS/data/$NOBJ" ../nobj.orig
+python3 -c 'import sys;p=sys.argv[1];b=bytearray(open(p,"rb").read());b[len(b)//2]^=1;open(p,"wb").write(b)' "$NODE_DS/data/$NOBJ"
+cd ../c
+SILT_TOKEN=$RTOK fails 1 "silt: data/$NOBJ from $BASE/odf/sales does not match its hash; nothing was committed" pull "$BASE/odf/sales" --as bad-copy --jobs 1
+assert_eq "$(ls .silt/datasets/*/info/alias | xargs cat | grep -c bad-copy || true)" "0" "no dataset from a corrupted node object"
+printf 'x' >>"../node/$NODE_DS/data/$NOBJ"
+SILT_TOKEN=$RTOK fails_like 1 "data/$NOBJ from $BASE/odf/sales does not match its hash" pull "$BASE/odf/sales" --as bad-copy --jobs 1
+cp ../nobj.orig "../node/$NODE_DS/data/$NOBJ"
 cd ..
 serve_stop
 finish
