@@ -47,4 +47,17 @@ typedef struct silt_xfer_result {
  * SILT_ECORRUPT naming the object; the ref is then not moved. */
 int silt_xfer_run(silt_store *src, silt_store *dst, const silt_xfer_opts *opts, silt_xfer_result *out);
 
+/* The text of .silt/repos.yaml (transfer_ws.c): `text` is NUL-terminated
+ * and is modified (split into lines; the entries point into nothing of it:
+ * their strings are copied). Lines are "repos:", comments, blank lines and
+ * "- name: N" / "url: U" / "tokenEnv: V" entries; each entry is checked
+ * (name a dataset name, url file:///, http(s):// or s3:// without spaces,
+ * quotes or '#', tokenEnv a variable name). SILT_EINVAL "PATH:LINE: …" on
+ * any other line or a bad entry (*out NULL then). Caller frees *out with
+ * silt_repos_free(*out, *n). */
+int silt_repos_parse(char *text, const char *path, silt_repo **out, size_t *n);
+/* Appends the canonical text of `v` (sorted by name, which reorders v) to b:
+ * what silt_repos_parse reads back as the same entries. */
+int silt_repos_format(silt_buf *b, silt_repo *v, size_t n);
+
 #endif

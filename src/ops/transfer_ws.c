@@ -95,6 +95,8 @@ static int parse_line(const char *path, int lineno, char *line, char **name, cha
     char **slot = strcmp(p, "name") == 0 ? name : strcmp(p, "url") == 0 ? url : strcmp(p, "tokenEnv") == 0 ? env : NULL;
     if (!slot)
         return silt_err(SILT_EINVAL, "%s:%d: unknown key '%s'", path, lineno, p);
+    if (*slot)
+        return silt_err(SILT_EINVAL, "%s:%d: '%s' given twice in one entry", path, lineno, p);
     *slot = val;
     return 0;
 }
@@ -110,6 +112,42 @@ static int check_entry(const char *path, int lineno, const char *name, const cha
     return 0;
 }
 
+int silt_repos_parse(char *text, const char *path, silt_repo **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char *name = NULL, *url = NULL, *env = NULL;
+    int lineno = 0, start = 0, rc = 0;
+    char *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        if (line[0] == '#' || strcmp(line, "repos:") == 0 || strspn(line, " ") == strlen(line))
+            continue;
+        bool item = strstr(line, "- ") == line + strspn(line, " ");
+        if (item && (name || url || env)) {
+            rc = check_entry(path, start, name, url, env);
+            if (rc == 0)
+                rc = repo_push(out, n, name, url, env);
+            name = url = env = NULL;
+        }
+        if (rc == 0 && item)
+            start = lineno;
+        if (rc == 0)
+            rc = parse_line(path, lineno, line, &name, &url, &env);
+    }
+    if (rc == 0 && (name || url || env)) {
+        rc = check_entry(path, start, name, url, env);
+        if (rc == 0)
+            rc = repo_push(out, n, name, url, env);
+    }
+    if (rc < 0) {
+        silt_repos_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 static int repos_load(silt_workspace *ws, silt_repo **out, size_t *n)
 {
     *out = NULL;
@@ -121,41 +159,14 @@ static int repos_load(silt_workspace *ws, silt_repo **out, size_t *n)
     int rc = silt_fs_read(path, &b);
     if (rc == SILT_ENOTFOUND) {
         silt_err_clear();
-        silt_buf_free(&b);
-        free(path);
-        return 0;
-    }
-    char *name = NULL, *url = NULL, *env = NULL;
-    int lineno = 0, start = 0;
-    char *save = NULL;
-    for (char *line = rc == 0 && b.data ? strtok_r(b.data, "\n", &save) : NULL; rc == 0 && line;
-         line = strtok_r(NULL, "\n", &save)) {
-        lineno++;
-        if (line[0] == '#' || strcmp(line, "repos:") == 0 || strspn(line, " ") == strlen(line))
-            continue;
-        if (strstr(line, "- ") == line + strspn(line, " ") && name) {
-            rc = check_entry(path, start, name, url, env);
-            if (rc == 0)
-                rc = repo_push(out, n, name, url, env);
-            name = url = env = NULL;
-        }
-        if (rc == 0 && strstr(line, "- ") == line + strspn(line, " "))
-            start = lineno;
-        if (rc == 0)
-            rc = parse_line(path, lineno, line, &name, &url, &env);
-    }
-    if (rc == 0 && name) {
-        rc = check_entry(path, start, name, url, env);
-        if (rc == 0)
-            rc = repo_push(out, n, name, url, env);
+        rc = 0;
+    } else if (rc == 0 && b.data && strlen(b.data) != b.len) {
+        rc = silt_err(SILT_EINVAL, "%s: holds a NUL byte", path);
+    } else if (rc == 0) {
+        rc = silt_repos_parse(b.data, path, out, n);
     }
     silt_buf_free(&b);
     free(path);
-    if (rc < 0) {
-        silt_repos_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
     return rc;
 }
 
@@ -164,17 +175,23 @@ static int cmp_repo(const void *a, const void *b)
     return strcmp(((const silt_repo *)a)->name, ((const silt_repo *)b)->name);
 }
 
-static int repos_save(silt_workspace *ws, silt_repo *v, size_t n)
+int silt_repos_format(silt_buf *b, silt_repo *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_repo);
-    silt_buf b = SILT_BUF_INIT;
-    int rc = silt_buf_puts(&b, "# silt repositories (silt repo add); tokens are never stored here, only the\n"
-                               "# name of the environment variable that holds one (tokenEnv)\nrepos:\n");
+    int rc = silt_buf_puts(b, "# silt repositories (silt repo add); tokens are never stored here, only the\n"
+                              "# name of the environment variable that holds one (tokenEnv)\nrepos:\n");
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = silt_buf_printf(&b, "  - name: %s\n    url: %s\n", v[i].name, v[i].url);
+        rc = silt_buf_printf(b, "  - name: %s\n    url: %s\n", v[i].name, v[i].url);
         if (rc == 0 && v[i].token_env)
-            rc = silt_buf_printf(&b, "    tokenEnv: %s\n", v[i].token_env);
+            rc = silt_buf_printf(b, "    tokenEnv: %s\n", v[i].token_env);
     }
+    return rc;
+}
+
+static int repos_save(silt_workspace *ws, silt_repo *v, size_t n)
+{
+    silt_buf b = SILT_BUF_INIT;
+    int rc = silt_repos_format(&b, v, n);
     char *path = repos_path(ws);
     if (rc == 0 && !path)
         rc = silt_err(SILT_ENOMEM, "repos: out of memory");
