@@ -81,14 +81,27 @@ static size_t on_write(char *ptr, size_t size, size_t n, void *ud)
     return len;
 }
 
+long silt_http_status_line(const char *buf, size_t len)
+{
+    if (len < 5 || strncmp(buf, "HTTP/", 5) != 0)
+        return -1;
+    const char *sp = memchr(buf, ' ', len), *end = buf + len;
+    if (!sp)
+        return -1;
+    long v = 0;
+    int digits = 0;
+    for (const char *p = sp + 1; p < end && *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+        v = v * 10 + (*p - '0');
+    return digits == 3 ? v : -1;
+}
+
+/* (libcurl passes header lines without a terminating NUL.) */
 static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 {
     http_call *c = ud;
-    if (n * size >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-        const char *sp = memchr(buf, ' ', n * size);
-        if (sp)
-            c->status = strtol(sp + 1, NULL, 10);
-    }
+    long st = silt_http_status_line(buf, size * n);
+    if (st >= 0)
+        c->status = st;
     return size * n;
 }
 
@@ -106,12 +119,11 @@ static size_t on_read(char *ptr, size_t size, size_t n, void *ud)
     return k;
 }
 
-/* The server's {"message": …} (or its body, shortened) for an error. */
-static const char *server_message(http_call *c)
+const char *silt_http_server_message(silt_buf *body)
 {
-    if (!c->err_body.data || !c->err_body.len)
+    if (!body->data || !body->len)
         return "";
-    char *m = strstr(c->err_body.data, "\"message\"");
+    char *m = strstr(body->data, "\"message\"");
     char *q = m ? strchr(m + 9, '"') : NULL;
     if (q) {
         char *e = strchr(q + 1, '"');
@@ -119,13 +131,15 @@ static const char *server_message(http_call *c)
             *e = '\0';
         return q + 1;
     }
-    if (c->err_body.len > 200)
-        c->err_body.data[200] = '\0';
-    for (char *p = c->err_body.data; *p; p++)
+    if (body->len > 200)
+        body->data[200] = '\0';
+    for (char *p = body->data; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    return c->err_body.data;
+    return body->data;
 }
+
+static const char *server_message(http_call *c) { return silt_http_server_message(&c->err_body); }
 
 static int perform(http_store *h, http_call *c)
 {

@@ -113,6 +113,15 @@ int silt_store_open_url(silt_store **out, const char *url, const char *dataset_n
  * trailing slash). Caller owns *out. */
 int silt_store_open_http(silt_store **out, const char *base, const silt_store_remote_opts *opts);
 
+/* Response parsing of the HTTP backend (http.c; fuzzed by fuzz_remote_url):
+ * the status of a header line "HTTP/x NNN …" of `len` bytes (not
+ * NUL-terminated), -1 when it is not a status line; and the message of an
+ * error body (the "message" string of a JSON body, else the body cut to 200
+ * bytes, newlines as spaces): points into `body`, which it modifies (its
+ * data must be NUL-terminated, as silt_buf keeps it); "" when empty. */
+long silt_http_status_line(const char *buf, size_t len);
+const char *silt_http_server_message(silt_buf *body);
+
 /* Convenience wrappers around the ops. */
 int silt_store_put(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                    const void *data, size_t len);

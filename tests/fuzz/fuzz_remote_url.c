@@ -8,7 +8,9 @@
  * (never a crash). Then each line of the input, and its first line split at
  * the last '/' into URL and dataset name, goes to silt_store_open_url
  * without `create` (file:// only looks at the file system; http(s):// only
- * builds the store: no request is made).
+ * builds the store: no request is made). The same bytes are a response
+ * header line and an error body for the HTTP backend's parsers
+ * (silt_http_status_line, silt_http_server_message).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,10 +67,27 @@ static void repos(const char *text, size_t len)
     free(t);
 }
 
+static void http_parsers(const uint8_t *data, size_t size)
+{
+    long st = silt_http_status_line((const char *)data, size); /* exactly size bytes: ASan sees overreads */
+    if (st < -1 || st > 999)
+        __builtin_trap();
+    silt_buf b = SILT_BUF_INIT;
+    if (silt_buf_append(&b, data, size) == 0) {
+        const char *m = silt_http_server_message(&b);
+        if (size && (m < b.data || m > b.data + b.len))
+            __builtin_trap(); /* points into the body */
+        if (strlen(m) > b.len)
+            __builtin_trap();
+    }
+    silt_buf_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 16)
         return 0;
+    http_parsers(data, size);
     repos((const char *)data, size);
     char *t = malloc(size + 1);
     if (!t)

@@ -2,7 +2,7 @@
  * file://, http(s)://, s3:// refused, bad names and URLs with their
  * messages) and the .silt/repos.yaml reader and writer (silt_repos_parse,
  * silt_repos_format: entries, comments, errors naming file and line, the
- * round trip). */
+ * round trip), and the HTTP backend's response parsers. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -153,6 +153,26 @@ static void test_repos_errors(void **state)
     expect_parse_err("repos:\n  - url: file:///x\n", "repos.yaml:2: invalid repository name");
 }
 
+static void test_http_parsers(void **state)
+{
+    (void)state;
+    assert_int_equal(silt_http_status_line("HTTP/1.1 404 Not Found\r\n", 24), 404);
+    assert_int_equal(silt_http_status_line("HTTP/2 200\r\n", 12), 200);
+    assert_int_equal(silt_http_status_line("HTTP/1.1 20", 11), -1); /* cut: not read beyond len */
+    assert_int_equal(silt_http_status_line("HTTP/1.1 2000", 12), 200);
+    assert_int_equal(silt_http_status_line("Content-Length: 5\r\n", 19), -1);
+    assert_int_equal(silt_http_status_line("HTTP/", 5), -1);
+    silt_buf b = SILT_BUF_INIT;
+    assert_int_equal(silt_buf_puts(&b, "{\"message\":\"data/x: the body does not match its hash\"}"), 0);
+    assert_string_equal(silt_http_server_message(&b), "data/x: the body does not match its hash");
+    silt_buf_clear(&b);
+    assert_int_equal(silt_buf_puts(&b, "bad\r\ngateway\n"), 0);
+    assert_string_equal(silt_http_server_message(&b), "bad  gateway ");
+    silt_buf_clear(&b);
+    assert_string_equal(silt_http_server_message(&b), "");
+    silt_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_url_http_s3_bad),
         cmocka_unit_test(test_repos_parse),
         cmocka_unit_test(test_repos_errors),
+        cmocka_unit_test(test_http_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
