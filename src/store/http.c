@@ -5,7 +5,9 @@
  * and PUT <base>/refs/head with If-Match: <old head> (If-None-Match: * when
  * the ref must not exist yet), 412 meaning a lost race (SILT_ECONFLICT).
  * Only the ref "head" exists over HTTP. Every request is one libcurl easy
- * handle of its own, so a store may be used from several threads at once.
+ * handle of its own, so a store may be used from several threads at once;
+ * they share one connection pool (a curl share handle, locked per data
+ * kind), so a transfer's requests reuse keep-alive connections.
  * Invariants: the bearer token goes only into the Authorization header,
  * never into a message; a response other than 2xx is an error naming the
  * method, the URL and the server's message; nothing is cached.
@@ -28,7 +30,50 @@ typedef struct http_store {
     char *base;  /* ".../odf/<name>" */
     char *auth;  /* "Authorization: Bearer …" or NULL */
     long connect_timeout, timeout;
+    CURLSH *share; /* connections (and DNS) reused by every request of the store */
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+    bool locks_ok;
 } http_store;
+
+static void share_lock(CURL *e, curl_lock_data d, curl_lock_access a, void *ud)
+{
+    (void)e;
+    (void)a;
+    http_store *h = ud;
+    pthread_mutex_lock(&h->locks[d]);
+}
+
+static void share_unlock(CURL *e, curl_lock_data d, void *ud)
+{
+    (void)e;
+    http_store *h = ud;
+    pthread_mutex_unlock(&h->locks[d]);
+}
+
+/* The connection pool shared by the store's requests (threads lock it via
+ * the callbacks); without it every request would open a connection. A
+ * failure leaves h->share NULL: requests then work unshared. */
+static void share_init(http_store *h)
+{
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        if (pthread_mutex_init(&h->locks[i], NULL) != 0) {
+            while (i-- > 0)
+                pthread_mutex_destroy(&h->locks[i]);
+            return;
+        }
+    h->locks_ok = true;
+    h->share = curl_share_init();
+    if (!h->share)
+        return;
+    curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(h->share, CURLSHOPT_USERDATA, h);
+    if (curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK ||
+        curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
+        curl_share_cleanup(h->share);
+        h->share = NULL;
+    }
+}
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
 static CURLcode g_curl_rc;
@@ -156,6 +201,8 @@ static int perform(http_store *h, http_call *c)
         hdr = curl_slist_append(hdr, c->extra_header);
     hdr = curl_slist_append(hdr, "Expect:");
     curl_easy_setopt(e, CURLOPT_URL, c->url);
+    if (h->share)
+        curl_easy_setopt(e, CURLOPT_SHARE, h->share);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, h->connect_timeout);
     if (h->timeout)
@@ -400,6 +447,10 @@ static void ht_free(silt_store *s)
 {
     http_store *h = s->impl;
     if (h) {
+        if (h->share)
+            curl_share_cleanup(h->share);
+        for (int i = 0; h->locks_ok && i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy(&h->locks[i]);
         free(h->base);
         if (h->auth) {
             memset(h->auth, 0, strlen(h->auth));
@@ -452,6 +503,9 @@ int silt_store_open_http(silt_store **out, const char *base, const silt_store_re
     }
     h->connect_timeout = opts && opts->connect_timeout_s > 0 ? opts->connect_timeout_s : 10;
     h->timeout = opts ? opts->timeout_s : 0;
+    pthread_once(&g_curl_once, curl_init_once);
+    if (g_curl_rc == CURLE_OK)
+        share_init(h);
     s->ops = &HTTP_OPS;
     s->impl = h;
     *out = s;
