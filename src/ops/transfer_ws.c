@@ -177,7 +177,8 @@ static int cmp_repo(const void *a, const void *b)
 
 int silt_repos_format(silt_buf *b, silt_repo *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_repo);
+    if (n) /* (qsort's array must not be NULL, even when empty) */
+        qsort(v, n, sizeof *v, cmp_repo);
     int rc = silt_buf_puts(b, "# silt repositories (silt repo add); tokens are never stored here, only the\n"
                               "# name of the environment variable that holds one (tokenEnv)\nrepos:\n");
     for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -125,6 +125,11 @@ static void test_repos_parse(void **state)
     assert_int_equal(parse("", &v, &n), 0);
     assert_int_equal(n, 0);
     assert_null(v);
+    /* no entries (as after `repo delete` of the last one): only the header */
+    assert_int_equal(silt_repos_format(&b, NULL, 0), 0);
+    assert_string_equal(b.data, "# silt repositories (silt repo add); tokens are never stored here, only the\n"
+                                "# name of the environment variable that holds one (tokenEnv)\nrepos:\n");
+    silt_buf_free(&b);
 }
 
 static void expect_parse_err(const char *text, const char *msg)
