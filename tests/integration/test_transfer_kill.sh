@@ -9,7 +9,8 @@
 # After every kill:
 #  - no partial dataset is visible: the target's refs/head is absent, the
 #    old head or the new one, and an independent walker
-#    (tests/odf_walker.py) and `silt verify` accept what it points at;
+#    (tests/odf_walker.py) accepts what it points at, and `silt verify`
+#    too where the target is a workspace (a node, a local dataset);
 #  - a re-run resumes: its --json counts say that the needed objects the
 #    target already had were skipped ("skipped") and only the others were
 #    transferred ("objects"); against a node, the node's request log shows
