@@ -19,3 +19,5 @@ echo
 bash "$root/bench/bench_small.sh" "$build/silt" "${SILT_BENCH_SMALL_RUNS:-30}"
 echo
 bash "$root/bench/bench_push.sh" "$build/silt" "${SILT_BENCH_PUSH_SECONDS:-5}" "${SILT_BENCH_PUSH_BATCH:-5000}"
+echo
+bash "$root/bench/bench_transfer.sh" "$build/silt" "${SILT_BENCH_TRANSFER_BLOCKS:-1000}" "${SILT_BENCH_TRANSFER_SLICES:-9}" "${SILT_BENCH_TRANSFER_SLICE_MB:-25}"

@@ -147,5 +147,15 @@ int cmd_gc(cli_ctx *c, int argc, char **argv);
 int cmd_serve(cli_ctx *c, int argc, char **argv);
 int cmd_token(cli_ctx *c, int argc, char **argv);
 int cmd_read_table(cli_ctx *c, int argc, char **argv);
+int cmd_repo(cli_ctx *c, int argc, char **argv);
+int cmd_push(cli_ctx *c, int argc, char **argv);
+/* cmd_remote.c: the transfer options --force, --jobs N, --token-env VAR,
+ * --as NAME at argv[*i] into *o: 1 when taken, 0 when argv[*i] is none of
+ * them, -1 with *bad after printing a usage error. */
+int cli_transfer_opt(int argc, char **argv, int *i, silt_transfer_opts *o, bool *bad);
+/* Pulls one remote dataset (URL or REPO/NAME) into the workspace and
+ * prints its line (or appends its object to arr with --json). */
+int cli_remote_pull_one(cli_ctx *c, silt_workspace *ws, const char *remote, const silt_transfer_opts *o,
+                        json_t *arr);
 
 #endif

@@ -11,7 +11,10 @@
  * is 1 if any of them failed. Warnings come redacted from the library.
  * On a terminal a progress line shows the files, records and bytes of the
  * current dataset (progress.c); Ctrl-C stops at the next file and says
- * what was committed (exit 130). */
+ * what was committed (exit 130).
+ * Remote datasets (cmd_remote.c): `silt pull URL|REPO/NAME [--as LOCAL]`
+ * clones or updates; `silt pull NAME` of a clone, and --all, update clones
+ * from the remote they remember. */
 #include "cli.h"
 
 #include <jansson.h>
@@ -181,6 +184,53 @@ static int pull_one(silt_workspace *ws, const char *ref, silt_pull_opts *o, cli_
     return EXIT_OK;
 }
 
+/* The remote half: each ref that is a remote (URL, REPO/NAME) or a clone
+ * (a local dataset remembering its remote; with --all, every clone) is
+ * pulled from its remote and removed from refs. */
+static int pull_remotes(cli_ctx *c, silt_workspace *ws, const char **refs, size_t *nrefs, bool all,
+                        const silt_transfer_opts *xo, json_t *arr)
+{
+    int status = EXIT_OK;
+    size_t kept = 0;
+    for (size_t i = 0; i < *nrefs; i++) {
+        if (silt_remote_ref_is(ws, refs[i])) {
+            if (cli_remote_pull_one(c, ws, refs[i], xo, arr) != EXIT_OK)
+                status = EXIT_FAIL;
+            continue;
+        }
+        silt_dataset *ds = NULL;
+        char *remote = NULL;
+        if (silt_dataset_open(&ds, ws, refs[i]) == 0 && silt_dataset_remote_get(&remote, ds) == 0 && remote) {
+            silt_transfer_opts o = *xo;
+            o.as = refs[i];
+            if (cli_remote_pull_one(c, ws, remote, &o, arr) != EXIT_OK)
+                status = EXIT_FAIL;
+        } else {
+            refs[kept++] = refs[i];
+        }
+        free(remote);
+        silt_dataset_free(ds);
+    }
+    *nrefs = kept;
+    char **names = NULL;
+    if (all && silt_dataset_list(&names, ws) == 0) {
+        for (size_t i = 0; names[i]; i++) {
+            silt_dataset *ds = NULL;
+            char *remote = NULL;
+            if (silt_dataset_open(&ds, ws, names[i]) == 0 && silt_dataset_remote_get(&remote, ds) == 0 && remote) {
+                silt_transfer_opts o = *xo;
+                o.as = names[i];
+                if (cli_remote_pull_one(c, ws, remote, &o, arr) != EXIT_OK)
+                    status = EXIT_FAIL;
+            }
+            free(remote);
+            silt_dataset_free(ds);
+        }
+    }
+    silt_strv_free(names);
+    return status;
+}
+
 int cmd_pull(cli_ctx *c, int argc, char **argv)
 {
     bool all = false, recursive = false;
@@ -191,8 +241,18 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
     if (!refs)
         return cli_fail_code(SILT_ENOMEM, "out of memory");
     size_t nrefs = 0;
+    silt_transfer_opts xo;
+    memset(&xo, 0, sizeof xo);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        bool bad = false;
+        int k = cli_transfer_opt(argc, argv, &i, &xo, &bad);
+        if (bad) {
+            free(refs);
+            return EXIT_USAGE;
+        }
+        if (k > 0)
+            continue;
         if (strcmp(a, "--all") == 0) {
             all = true;
         } else if (strcmp(a, "--recursive") == 0 || strcmp(a, "-r") == 0) {
@@ -224,7 +284,8 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
     char **names = NULL;
     silt_flow_info *flows = NULL;
     size_t nflows = 0;
-    int status = EXIT_OK;
+    json_t *arr = c->json ? json_array() : NULL;
+    int status = pull_remotes(c, ws, refs, &nrefs, all, &xo, arr);
     if (all) {
         if (silt_flows_list(&flows, &nflows, ws, -1) < 0 || silt_dataset_list(&names, ws) < 0) {
             status = cli_fail(NULL);
@@ -241,8 +302,12 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
                 bool flow = false;
                 for (size_t k = 0; k < nflows && !flow; k++)
                     flow = flows[k].source && flows[k].target && strcmp(flows[k].target, names[i]) == 0;
-                if ((info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark)) ||
-                    (info.kind == SILT_DERIVATIVE && info.has_transform && !o.set_watermark))
+                char *remote = NULL;
+                (void)silt_dataset_remote_get(&remote, ds);
+                bool clone = remote != NULL;
+                free(remote);
+                if (!clone && ((info.kind == SILT_ROOT && (info.has_polling_source || flow || o.set_watermark)) ||
+                               (info.kind == SILT_DERIVATIVE && info.has_transform && !o.set_watermark)))
                     refs[nrefs++] = names[i];
                 silt_dataset_free(ds);
                 if (nrefs >= (size_t)argc) { /* grow the array */
@@ -268,7 +333,6 @@ int cmd_pull(cli_ctx *c, int argc, char **argv)
             status = add_ordered(&oc, refs[i], true, &ordered, &nordered, &ocap, 0);
         nrefs = 0;
     }
-    json_t *arr = c->json ? json_array() : NULL;
     if (c->json && !arr)
         status = cli_fail_code(SILT_ENOMEM, "out of memory");
     cli_interrupt_catch();

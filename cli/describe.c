@@ -194,6 +194,10 @@ int cli_describe(json_t *o, silt_workspace *ws, silt_dataset *ds, const char *na
         add_flow_sources(sources, ws, name);
         json_object_set_new(o, "sources", sources);
         json_object_set_new(o, "branches", branches_json(ds));
+        char *remote = NULL;
+        if (silt_dataset_remote_get(&remote, ds) == 0)
+            json_object_set_new(o, "remote", remote ? json_string(remote) : json_null());
+        free(remote);
     }
     json_decref(w.info);
     json_decref(w.license);
@@ -250,6 +254,9 @@ void cli_describe_print(const json_t *o, silt_dataset *ds)
             printf("  flow '%s' (source '%s'): %s %s, merge %s\n", jstr(s, "name"), jstr(s, "source"),
                    *jstr(s, "fetch") ? jstr(s, "fetch") : "-", jstr(s, "location"), *merge ? merge : "-");
     }
+    const char *remote = jstr(o, "remote");
+    if (*remote)
+        printf("Remote:        %s\n", remote);
     const json_t *br = json_object_get(o, "branches");
     printf("Branches:\n");
     for (size_t i = 0; i < json_array_size(br); i++) {

@@ -108,13 +108,29 @@ static const help_entry HELP[] = {
      "  --end RID        (files datasets) the view up to transaction RID\n"
      "  --output FILE    write to FILE (else stdout)\n",
      "silt read-table sales --columns offset,city --output sales.arrows\n"},
-    {"pull", "run the polling sources of datasets and the transforms of derivatives",
-     "silt pull NAME...|--all [options]",
-     "  --all                 every dataset with a polling source, then every derivative\n"
+    {"pull", "run the polling sources of datasets and the transforms of derivatives; clone or update remote datasets",
+     "silt pull NAME...|--all [options]\nsilt pull URL|REPO/NAME [--as LOCAL] [--jobs N] [--token-env VAR] [--force]",
+     "  --all                 every dataset with a polling source, then every derivative,\n"
+     "                        and every clone from its remote\n"
+     "  --as LOCAL            (remote) the local name of a clone (default: the remote name)\n"
+     "  --jobs N              (remote) objects fetched in parallel (default 8)\n"
+     "  --token-env VAR       (remote) the bearer token is in $VAR (default SILT_TOKEN)\n"
+     "  --force               (remote) overwrite a local dataset that diverged\n"
      "  --recursive           pull the inputs of derivatives first, in dependency order\n"
      "  --fetch-uncacheable   fetch sources that give no caching validator again\n"
      "  --set-watermark T     commit only a new watermark (RFC 3339)\n",
-     "silt pull city-populations\nsilt pull --all\n"},
+     "silt pull city-populations\nsilt pull --all\nsilt pull node/sales --as sales-copy\n"},
+    {"push", "push a dataset to a repository or a silt node (objects, blocks, then the ref by CAS)",
+     "silt push NAME [REPO/NAME | URL] [--force] [--jobs N] [--token-env VAR]",
+     "  --force           overwrite a target that diverged (the dropped blocks are listed)\n"
+     "  --jobs N          objects sent in parallel (default 8)\n"
+     "  --token-env VAR   the bearer token is in $VAR (default: the repository's, else SILT_TOKEN)\n",
+     "silt push sales node/sales\nsilt push sales file:///srv/repo/sales\n"},
+    {"repo", "repositories: file:///path, http(s)://host:port/odf (a silt node), s3://bucket/prefix",
+     "silt repo add NAME URL [--token-env VAR]\nsilt repo list\nsilt repo delete NAME",
+     "  --token-env VAR   the bearer token of the repository is in $VAR (default SILT_TOKEN);\n"
+     "                    only the variable's name is stored (.silt/repos.yaml)\n",
+     "silt repo add node http://localhost:8080/odf --token-env NODE_TOKEN\nsilt repo list\n"},
     {"sources", "list the Source resources (silt add) and the files pulls skipped", "silt sources", NULL,
      "silt sources\nsilt --json sources\n"},
     {"flows", "flows (Flow resources, scheduled polling sources): list, schedule, run, history",

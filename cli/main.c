@@ -36,6 +36,9 @@ static const char *USAGE =
     "  read-table NAME[@BRANCH] [--format arrow|csv] [--columns a,b] [--row-limit N] [--start RID] [--end RID]\n"
     "      [--output FILE]           the table as an Arrow IPC stream (readTable) or CSV\n"
     "  pull NAME...|--all [--recursive] [--fetch-uncacheable] [--set-watermark T]\n"
+    "  pull URL|REPO/NAME [--as LOCAL] [--jobs N] [--token-env VAR] [--force]\n"
+    "  push NAME [REPO/NAME|URL] [--force] [--jobs N] [--token-env VAR]\n"
+    "  repo add NAME URL [--token-env VAR] | repo list | repo delete NAME\n"
     "                                run polling sources (one AddData per new batch)\n"
     "  sources | flows               list Source / Flow resources (silt add)\n"
     "  flows set NAME --cron EXPR|--none   schedule a SetPollingSource (cron, UTC)\n"
@@ -234,6 +237,7 @@ static const struct {
     {"serve", cmd_serve},
     {"token", cmd_token},
     {"read-table", cmd_read_table},
+    {"repo", cmd_repo},     {"push", cmd_push},
 };
 
 /* `silt help [COMMAND | --man | --completion bash|zsh]` */

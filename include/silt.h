@@ -1480,6 +1480,90 @@ void silt_token_set_free(silt_token_set *s);
  * so '*' matches '.' and '/'). */
 bool silt_token_allows(const silt_token_info *t, const char *dataset_name);
 
+
+/* ---- repositories, push and pull between nodes (src/ops/transfer_ws.c) ---- */
+
+/* A named repository of the workspace (.silt/repos.yaml): a URL
+ * (file:///path, http(s)://host[:port]/odf, s3://bucket/prefix) and the
+ * name of the environment variable holding its bearer token (NULL: the
+ * default SILT_TOKEN). Secrets are never stored in the workspace. */
+typedef struct silt_repo {
+    char *name;
+    char *url;
+    char *token_env; /* NULL = SILT_TOKEN */
+} silt_repo;
+
+/* Adds repository `name` (the dataset-name grammar) at `url`; SILT_EEXISTS
+ * "repository 'N' already exists", SILT_EINVAL for a bad name, URL or
+ * variable name. The URL is checked for its scheme, not contacted. */
+int silt_repo_add(silt_workspace *ws, const char *name, const char *url, const char *token_env);
+/* The repositories, sorted by name (caller frees with silt_repos_free). */
+int silt_repo_list(silt_repo **out, size_t *n, silt_workspace *ws);
+void silt_repos_free(silt_repo *v, size_t n);
+/* SILT_ENOTFOUND "repository 'N' not found". */
+int silt_repo_delete(silt_workspace *ws, const char *name);
+
+typedef struct silt_transfer_opts {
+    int jobs;               /* parallel object transfers, 0 = 8 */
+    bool force;             /* overwrite a diverged target (push) or local dataset (pull) */
+    const char *as;         /* pull: local name of a clone (NULL = the remote name) */
+    const char *token_env;  /* variable of the bearer token for a URL (NULL = the
+                               repository's, else SILT_TOKEN) */
+    silt_report_fn note;    /* what --force drops, one line each (may be NULL) */
+    void *note_ctx;
+} silt_transfer_opts;
+
+typedef struct silt_transfer_result {
+    char name[128];         /* the local dataset */
+    char remote[1024];      /* REPO/NAME or dataset URL */
+    bool cloned;            /* pull created the local dataset */
+    bool up_to_date;
+    char old_head[70], new_head[70]; /* of the target ("" = none before) */
+    uint64_t blocks, objects, bytes, skipped, dropped;
+} silt_transfer_result;
+
+/* Is `arg` a remote dataset reference (a dataset URL scheme://…/NAME or
+ * REPO/NAME)? Dataset names never hold '/', so any '/' makes it one; an
+ * unknown REPO is an error of silt_remote_pull, not a local name. */
+bool silt_remote_ref_is(silt_workspace *ws, const char *arg);
+/* Pulls remote dataset `remote` (URL or REPO/NAME): clones it (same DID,
+ * local name opts->as or the remote name; the remote is remembered in the
+ * dataset's info/remote) or, when the local dataset exists, fetches what is
+ * new. Nothing is visible before every block and object is present and
+ * verified; the clone appears at once, an update moves the ref by CAS.
+ * Divergence: SILT_ECONFLICT naming both heads. */
+int silt_remote_pull(silt_transfer_result *out, silt_workspace *ws, const char *remote, const silt_transfer_opts *o);
+/* The remote remembered by a clone (malloc'd) or *out = NULL. */
+int silt_dataset_remote_get(char **out, silt_dataset *ds);
+/* Pushes local dataset `name` to `remote` (URL or REPO/NAME; NULL = the
+ * remote it was cloned from): objects, then blocks, then the ref by CAS
+ * against the head read at the start. */
+int silt_remote_push(silt_transfer_result *out, silt_workspace *ws, const char *name, const char *remote,
+                     const silt_transfer_opts *o);
+
+/* Node side of a push (server/odf.c): stores object kind/<hash> of dataset
+ * `name` from the file `body_path` after checking that it hashes to `hash`
+ * (SILT_ECORRUPT "KIND/<hash>: the body does not match its hash"). Objects
+ * of a dataset the node does not have yet go to a staging directory until
+ * its ref is set. */
+int silt_node_object_put(silt_workspace *ws, const char *name, const char *kind, const char *hash,
+                         const char *body_path);
+/* Node side of a pusher's HEAD: opens object kind/<hash> of dataset `name`
+ * for reading, from the dataset or, when the node does not have the
+ * dataset yet, from the objects an interrupted first push staged (so that
+ * the push resumes instead of sending them again). *fd_out (O_RDONLY,
+ * close-on-exec; the caller closes it) and *size_out are set on success.
+ * SILT_ENOTFOUND when absent, SILT_EINVAL for a bad kind, name or hash,
+ * SILT_EIO on I/O errors. */
+int silt_node_object_open(int *fd_out, uint64_t *size_out, silt_workspace *ws, const char *name, const char *kind,
+                          const char *hash);
+/* Node side of a ref update: sets refs/head of `name` to `value` if it is
+ * `expected` (NULL: the dataset must not exist; it is created from the
+ * staged objects, same DID). Every block from `value` back to `expected`
+ * and every object they name must be present (SILT_EVALIDATION naming the
+ * first missing one). SILT_ECONFLICT when the head is not `expected`. */
+int silt_node_ref_set(silt_workspace *ws, const char *name, const char *expected, const char *value);
+
 #ifdef __cplusplus
 }
 #endif

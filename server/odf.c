@@ -139,9 +139,14 @@ static int refs_head(srv_req *r, srv_resp *out)
     return 0;
 }
 
+static int staged_head(srv_req *r, srv_resp *out, const char *kind);
+
 /* GET/HEAD /odf/{ds}/<kind>/{hash}: the object's bytes from the file. */
 static int object(srv_req *r, srv_resp *out, const char *kind)
 {
+    if (r->token.present && r->token.scope >= SRV_NEED_WRITE && r->method_name &&
+        strcmp(r->method_name, "HEAD") == 0)
+        return staged_head(r, out, kind);
     odf_ds d;
     if (odf_ds_open(r, out, &d) < 0)
         return 0;
@@ -161,6 +166,103 @@ static int object(srv_req *r, srv_resp *out, const char *kind)
 static int blocks(srv_req *r, srv_resp *out) { return object(r, out, "blocks"); }
 static int data(srv_req *r, srv_resp *out) { return object(r, out, "data"); }
 static int checkpoints(srv_req *r, srv_resp *out) { return object(r, out, "checkpoints"); }
+
+/* ---- push (the write side) ------------------------------------------------ */
+
+/* Opens the workspace for a push to dataset `name` (a plain name the token
+ * may see; a hidden one answers 404 like an absent one). */
+static int push_ws(srv_req *r, srv_resp *out, silt_workspace **ws)
+{
+    const char *name = r->params[0];
+    if (strchr(name, '@') || strncmp(name, "did:", 4) == 0 || !srv_token_sees(r, name)) {
+        not_found(out, name);
+        return SILT_ENOTFOUND;
+    }
+    return srv_open_ws(r, out, ws);
+}
+
+/* PUT /odf/{ds}/<kind>/{hash}: the body must hash to {hash} (400 if not). */
+static int put_object(srv_req *r, srv_resp *out, const char *kind)
+{
+    silt_workspace *ws = NULL;
+    if (push_ws(r, out, &ws) < 0)
+        return 0;
+    int rc = silt_node_object_put(ws, r->params[0], kind, r->params[1], r->body_path);
+    if (rc == 0)
+        srv_bytes(out, 201, "text/plain", "", 0);
+    else if (rc == SILT_ECORRUPT || rc == SILT_EINVAL)
+        srv_odf_error(out, 400, "%s", silt_error_last());
+    else
+        srv_lib_error(r, out, rc, NULL, NULL);
+    silt_workspace_free(ws);
+    return 0;
+}
+
+/* HEAD by a token that may push: also answers from the objects a first
+ * push staged before the dataset exists (silt_node_object_open), so that
+ * an interrupted first push resumes. */
+static int staged_head(srv_req *r, srv_resp *out, const char *kind)
+{
+    silt_workspace *ws = NULL;
+    if (push_ws(r, out, &ws) < 0)
+        return 0;
+    int fd = -1;
+    uint64_t size = 0;
+    int rc = silt_node_object_open(&fd, &size, ws, r->params[0], kind, r->params[1]);
+    if (rc == 0)
+        srv_file(out, 200, "application/octet-stream", fd, size);
+    else if (rc == SILT_ENOTFOUND)
+        srv_odf_error(out, 404, "%s/%s not found in dataset '%s'", kind, r->params[1], r->params[0]);
+    else if (rc == SILT_EINVAL)
+        srv_odf_error(out, 400, "%s", silt_error_last());
+    else
+        srv_lib_error(r, out, rc, NULL, NULL);
+    silt_workspace_free(ws);
+    return 0;
+}
+
+static int put_block(srv_req *r, srv_resp *out) { return put_object(r, out, "blocks"); }
+static int put_data(srv_req *r, srv_resp *out) { return put_object(r, out, "data"); }
+static int put_checkpoint(srv_req *r, srv_resp *out) { return put_object(r, out, "checkpoints"); }
+
+/* PUT /odf/{ds}/refs/head, body the new head: If-Match: <old head> moves it
+ * by compare-and-swap, If-None-Match: * creates the dataset (412 when the
+ * head is not the one given, 400 when blocks or objects are missing). */
+static int put_head(srv_req *r, srv_resp *out)
+{
+    const char *match = srv_header(r, "If-Match"), *none = srv_header(r, "If-None-Match");
+    if (!match && !(none && strcmp(none, "*") == 0))
+        return srv_odf_error(out, 428, "PUT refs/head needs If-Match: <old head> or If-None-Match: *");
+    char value[128];
+    size_t n = r->body_len < sizeof value - 1 ? r->body_len : sizeof value - 1;
+    memcpy(value, r->body ? r->body : "", n);
+    value[n] = '\0';
+    while (n && (value[n - 1] == '\n' || value[n - 1] == '\r' || value[n - 1] == ' '))
+        value[--n] = '\0';
+    char old[128];
+    if (match) {
+        snprintf(old, sizeof old, "%s", match);
+        size_t k = strlen(old);
+        if (k >= 2 && old[0] == '"' && old[k - 1] == '"') { /* an entity tag in quotes */
+            memmove(old, old + 1, k - 2);
+            old[k - 2] = '\0';
+        }
+    }
+    silt_workspace *ws = NULL;
+    if (push_ws(r, out, &ws) < 0)
+        return 0;
+    int rc = silt_node_ref_set(ws, r->params[0], match ? old : NULL, value);
+    if (rc == 0)
+        srv_bytes(out, 200, "text/plain", value, strlen(value));
+    else if (rc == SILT_ECONFLICT)
+        srv_odf_error(out, 412, "%s", silt_error_last());
+    else if (rc == SILT_EVALIDATION || rc == SILT_EINVAL || rc == SILT_ECORRUPT)
+        srv_odf_error(out, 400, "%s", silt_error_last());
+    else
+        srv_lib_error(r, out, rc, NULL, NULL);
+    silt_workspace_free(ws);
+    return 0;
+}
 
 /* ---- /odf/info ------------------------------------------------------------- */
 
@@ -210,6 +312,10 @@ static const srv_route ROUTES[] = {
     {SRV_GET, "odf/:ds/blocks/:hash", blocks, SRV_NEED_READ, NULL, SRV_BODY_NONE},
     {SRV_GET, "odf/:ds/data/:hash", data, SRV_NEED_READ, NULL, SRV_BODY_NONE},
     {SRV_GET, "odf/:ds/checkpoints/:hash", checkpoints, SRV_NEED_READ, NULL, SRV_BODY_NONE},
+    {SRV_PUT, "odf/:ds/refs/head", put_head, SRV_NEED_WRITE, NULL, SRV_BODY_JSON},
+    {SRV_PUT, "odf/:ds/blocks/:hash", put_block, SRV_NEED_WRITE, NULL, SRV_BODY_FILE},
+    {SRV_PUT, "odf/:ds/data/:hash", put_data, SRV_NEED_WRITE, NULL, SRV_BODY_FILE},
+    {SRV_PUT, "odf/:ds/checkpoints/:hash", put_checkpoint, SRV_NEED_WRITE, NULL, SRV_BODY_FILE},
     {SRV_POST, "odf/:ds/ingest", srv_odf_ingest, SRV_NEED_WRITE, NULL, SRV_BODY_FILE},
     {SRV_GET, "odf/:ds/tail", srv_odf_tail, SRV_NEED_READ, NULL, SRV_BODY_NONE},
     {SRV_GET, "odf/:ds/metadata", srv_odf_metadata, SRV_NEED_READ, NULL, SRV_BODY_NONE},

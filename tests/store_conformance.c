@@ -34,6 +34,21 @@
 static const char *g_backend, *g_where;
 static silt_s3_config g_cfg;
 
+/* ops->get_to_file, checking on success that the digest and size it reports
+ * are those of the file it wrote (and the digest that of the object's name). */
+static int get_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst)
+{
+    uint8_t dg[SILT_SHA3_256_LEN], fdg[SILT_SHA3_256_LEN];
+    uint64_t n = 0, fn = 0;
+    int rc = s->ops->get_to_file(s, kind, mh, dst, dg, &n);
+    if (rc == 0 && (silt_sha3_file(dst, fdg, &fn) != 0 || fn != n || memcmp(dg, fdg, sizeof dg) != 0 ||
+                    memcmp(dg, mh + SILT_MH_LEN - SILT_SHA3_256_LEN, sizeof dg) != 0)) {
+        fprintf(stderr, "get_to_file %s: reported digest/size differ from the file's or the name's\n", dst);
+        return -1000;
+    }
+    return rc;
+}
+
 #define LARGE_SIZE (20u << 20)
 #define CAS_THREADS 8
 #define CAS_ROUNDS 10
@@ -118,11 +133,11 @@ static int c_get_missing(silt_store *s, const char *name)
     silt_buf_free(&b);
     CHECK(rc == SILT_ENOTFOUND, "get missing: rc %d", rc);
     CHECK(silt_store_stat(s, "checkpoints", mh, NULL) == 0, "stat missing");
-    rc = s->ops->get_to_file(s, "checkpoints", mh, "missing.out");
+    rc = get_file(s, "checkpoints", mh, "missing.out");
     CHECK(rc == SILT_ENOTFOUND, "get_to_file missing: rc %d", rc);
     CHECK(access("missing.out", F_OK) != 0, "get_to_file left a file behind");
     CHECK(silt_fs_write_atomic("kept.out", "kept", 4, false) == 0, "setup");
-    rc = s->ops->get_to_file(s, "checkpoints", mh, "kept.out");
+    rc = get_file(s, "checkpoints", mh, "kept.out");
     CHECK(rc == SILT_ENOTFOUND, "get_to_file missing over a file: rc %d", rc);
     CHECK(same_file_bytes("kept.out", "kept", 4), "a failed get_to_file changed the file");
     CHECK(silt_store_put(s, "nonsense", mh, "x", 1) == SILT_EINVAL, "unknown kind accepted");
@@ -195,7 +210,7 @@ static int c_get_to_file(silt_store *s, const char *name)
     mh_of(text, strlen(text), mh);
     CHECK(silt_store_put(s, "checkpoints", mh, text, strlen(text)) == 0, "put");
     CHECK(silt_fs_write_atomic("out.bin", "old content, longer than the object", 36, false) == 0, "setup");
-    CHECK(s->ops->get_to_file(s, "checkpoints", mh, "out.bin") == 0, "get_to_file");
+    CHECK(get_file(s, "checkpoints", mh, "out.bin") == 0, "get_to_file");
     CHECK(same_file_bytes("out.bin", text, strlen(text)), "file content");
     return 0;
 }
@@ -231,7 +246,7 @@ static int c_large_object(silt_store *s, const char *name)
     if (rc == 0)
         rc = silt_store_stat(s, "data", mh, &size) == 1 && size == LARGE_SIZE ? 0 : -101;
     if (rc == 0)
-        rc = s->ops->get_to_file(s, "data", mh, "large.out");
+        rc = get_file(s, "data", mh, "large.out");
     int same = rc == 0 && same_file_bytes("large.out", big, LARGE_SIZE);
     free(big);
     unlink("large.out");
@@ -386,7 +401,7 @@ static int single_op(const char *op, char **argv, int argc)
         silt_multihash_wrap_sha3(d, mh);
         if (rc == 0)
             rc = argc == 1 ? silt_store_put_file(s, "data", mh, argv[0])
-                           : s->ops->get_to_file(s, "data", mh, argv[1]);
+                           : get_file(s, "data", mh, argv[1]);
     } else if (strcmp(op, "cas") == 0 && argc == 3) {
         rc = silt_store_ref_cas(s, argv[0], *argv[1] ? argv[1] : NULL, argv[2]);
         if (rc == SILT_ECONFLICT) {

@@ -595,6 +595,11 @@ static int publish(silt_workspace *ws, const char *stage, const char *name, cons
     return 0;
 }
 
+int silt_ds_publish_staged(silt_workspace *ws, const char *stage, const char *name, const char *id, char **dir_out)
+{
+    return publish(ws, stage, name, id, false, dir_out);
+}
+
 int silt_ds_check_name_free(silt_workspace *ws, const char *name)
 {
     if (!silt_ds_name_valid(name))

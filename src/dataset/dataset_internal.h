@@ -236,6 +236,12 @@ int silt_ds_verify_ref(silt_dataset *ds, silt_verify_shared *sh, silt_report_fn 
 
 /* Reads a whole text file into `b` ("PATH: no such file" when missing). */
 int silt_ds_read_text(const char *path, silt_buf *b);
+/* Moves a complete dataset directory built in `stage` (with info/alias
+ * `name` and the chain of dataset id `id`) into datasets/ under the
+ * workspace lock, after checking that `name` is free (SILT_EEXISTS).
+ * Consumes (removes) `stage` on failure; *dir_out (may be NULL) receives
+ * the final directory (malloc'd). Used by clones (ops/transfer_ws.c). */
+int silt_ds_publish_staged(silt_workspace *ws, const char *stage, const char *name, const char *id, char **dir_out);
 /* SILT_EINVAL unless `name` is valid; SILT_EEXISTS when it is taken. */
 int silt_ds_check_name_free(silt_workspace *ws, const char *name);
 /* Checks a DatasetSnapshot document (name, no Seed, no empty event) before

@@ -150,13 +150,17 @@ static int lfs_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN
     return rc;
 }
 
-/* Copies the object out (atomically into place at dst_path). */
-static int lfs_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst)
+/* (The transfer reads local objects in place; this copy hashes the file it
+ * wrote, which is what the interface promises.) */
+static int lfs_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst,
+                           uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size)
 {
     char *p = obj_path(s->impl, kind, mh);
     if (!p)
         return SILT_EINVAL;
-    int rc = silt_fs_copy_atomic(p, dst);
+    int rc = silt_fs_exists(p) ? silt_fs_copy_atomic(p, dst) : silt_err(SILT_ENOTFOUND, "%s: no such file", p);
+    if (rc == 0)
+        rc = silt_sha3_file(dst, digest, size);
     free(p);
     return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/hash.h"
 
 typedef struct s3store {
     silt_s3_client *c;
@@ -127,7 +128,11 @@ static int s3_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]
     return rc;
 }
 
-static int s3_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst)
+/* The download lands in dst through a temp file (s3_client.h); its digest
+ * and size are then read from the page cache (one more pass over the bytes,
+ * not over the network). */
+static int s3_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst,
+                          uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size)
 {
     s3store *st = s->impl;
     char *k = obj_key(st, kind, mh);
@@ -135,6 +140,8 @@ static int s3_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT
         return SILT_EINVAL;
     int rc = silt_s3_get_to_file(st->c, k, dst);
     free(k);
+    if (rc == 0)
+        rc = silt_sha3_file(dst, digest, size);
     return rc;
 }
 

@@ -26,6 +26,12 @@ int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN
     return s->ops->get(s, kind, mh, out);
 }
 
+int silt_store_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path,
+                           uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size)
+{
+    return s->ops->get_to_file(s, kind, mh, dst_path, digest, size);
+}
+
 int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     uint64_t *size_out)
 {

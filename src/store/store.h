@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/multiformats.h"
 
 typedef struct silt_store silt_store;
@@ -60,8 +61,13 @@ typedef struct silt_store_ops {
      * (remote) or on ENOMEM. Used for verification by hashing the file. */
     char *(*object_path)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
     /* Streams object kind/<mh> into the local file dst_path (created or
-     * replaced). SILT_ENOTFOUND if the object is missing. */
-    int (*get_to_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path);
+     * truncated; the caller removes it on failure). SILT_ENOTFOUND if the
+     * object is missing. The bytes are not checked against mh here: the
+     * backend hashes them (SHA3-256) as they are written, into `digest`,
+     * and counts them into *size, so the caller (the transfer) checks what
+     * it received without reading the file again. */
+    int (*get_to_file)(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path,
+                       uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size);
     void (*free)(silt_store *s);
 } silt_store_ops;
 
@@ -81,6 +87,41 @@ int silt_store_open_local(silt_store **out, const char *dir, bool create);
 int silt_store_open_local_unchecked(silt_store **out, const char *dir);
 void silt_store_free(silt_store *s);
 
+/* How a remote store is reached (silt_store_open_url). All fields may be
+ * 0/NULL: no token, default timeouts. Strings are borrowed for the call
+ * and copied by the backend. */
+typedef struct silt_store_remote_opts {
+    const char *token;       /* bearer token of a silt node, or NULL */
+    long connect_timeout_s;  /* 0 = 10 s */
+    long timeout_s;          /* whole request; 0 = none (large objects) */
+} silt_store_remote_opts;
+
+/* Opens the store of dataset `dataset_name` in the repository at `url`:
+ *  - file:///path       the localfs store on /path/<name>/ (the ODF
+ *                       repository layout: one directory per dataset name);
+ *                       with `create` the directories are made, otherwise
+ *                       SILT_ENOTFOUND "dataset 'N' not found in URL";
+ *  - http(s)://host[:port]/prefix   the HTTP backend (http.c) on
+ *                       <url>/<name>/refs/head, blocks/<mh>, … of the ODF
+ *                       Simple Transfer Protocol (a silt node's /odf);
+ *  - s3://bucket/prefix SILT_EINVAL "s3 repositories are not available in
+ *                       this build yet" (the one place to wire the S3 store).
+ * Anything else is SILT_EINVAL naming the URL. Caller owns *out. */
+int silt_store_open_url(silt_store **out, const char *url, const char *dataset_name,
+                        const silt_store_remote_opts *opts, bool create);
+/* The HTTP backend on the dataset base URL `base` (".../odf/<name>", no
+ * trailing slash). Caller owns *out. */
+int silt_store_open_http(silt_store **out, const char *base, const silt_store_remote_opts *opts);
+
+/* Response parsing of the HTTP backend (http.c; fuzzed by fuzz_remote_url):
+ * the status of a header line "HTTP/x NNN …" of `len` bytes (not
+ * NUL-terminated), -1 when it is not a status line; and the message of an
+ * error body (the "message" string of a JSON body, else the body cut to 200
+ * bytes, newlines as spaces): points into `body`, which it modifies (its
+ * data must be NUL-terminated, as silt_buf keeps it); "" when empty. */
+long silt_http_status_line(const char *buf, size_t len);
+const char *silt_http_server_message(silt_buf *body);
+
 /* Convenience wrappers around the ops. */
 int silt_store_put(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                    const void *data, size_t len);
@@ -91,6 +132,9 @@ int silt_store_adopt_file(silt_store *s, const char *kind, const uint8_t mh[SILT
 /* Local path of an object (malloc'd; NULL for remote backends or ENOMEM). */
 char *silt_store_object_path(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN]);
 int silt_store_get(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], silt_buf *out);
+/* ops->get_to_file (see above). */
+int silt_store_get_to_file(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN], const char *dst_path,
+                           uint8_t digest[SILT_SHA3_256_LEN], uint64_t *size);
 int silt_store_stat(silt_store *s, const char *kind, const uint8_t mh[SILT_MH_LEN],
                     uint64_t *size_out);
 /* Checks that object kind/<mh> exists, has `size` bytes and hashes (SHA3-256)

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 
 CMDS="init new add list info rename delete ingest sql tail schema read-table pull sources flows txn upload files cat
-branch retention gc log append verify block serve token help reset lineage"
+branch retention gc log append verify block serve token push repo help reset lineage"
 for c in $CMDS; do
     ok "$c" --help
     H=$OUT

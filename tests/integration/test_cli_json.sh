@@ -68,7 +68,7 @@ expect_keys "head,$DS,kind" new raw --files
 assert_eq "$(printf '%s' "$OUT" | jget 'd["kind"]')" "Files" "new --files kind"
 expect_keys "head,$DS,kind" new sales --push-source csv
 expect_keys 'blocks,branch,dataSize,hasPollingSource,hasSchema,head,id,kind,lastOffset,lastSystemTime,name,pushSources,records,rid,watermark' list
-expect_keys 'blocks,branch,branches,dataSize,description,hasPollingSource,hasSchema,head,id,keywords,kind,lastOffset,lastSystemTime,license,name,pushSources,records,rid,schema,sources,watermark' info alpha
+expect_keys 'blocks,branch,branches,dataSize,description,hasPollingSource,hasSchema,head,id,keywords,kind,lastOffset,lastSystemTime,license,name,pushSources,records,remote,rid,schema,sources,watermark' info alpha
 expect_keys "$DS,previousName" rename alpha beta
 assert_eq "$(printf '%s' "$OUT" | jget '[d["name"], d["id"], d["rid"], d["previousName"]]')" \
     "[\"beta\",\"$ALPHA_ID\",\"$ALPHA_RID\",\"alpha\"]" "rename --json: same id and rid"

@@ -121,6 +121,12 @@ check_denied CommitTransactionPermissionDenied POST "/api/v2/datasets/$PF_RID/tr
 check_denied AbortTransactionPermissionDenied POST "/api/v2/datasets/$PF_RID/transactions/ri.silt.main.transaction.00000000-0000-4000-8000-000000000000/abort"
 TOKEN=$READ expect_http 403 POST /odf/pub/ingest -H 'Content-Type: text/csv' --data-binary $'a\n2\n'
 assert_eq "$(jget "d" <<<"$HTTP_BODY")" '{"message":"the token '"'"'reader'"'"' lacks the scope api:datasets-write"}' "odf ingest 403"
+# the push routes of the Simple Transfer Protocol (docs/server.md) need write scope too
+X0=f16200000000000000000000000000000000000000000000000000000000000000000
+for kind in blocks data checkpoints; do
+    TOKEN=$READ expect_http 403 PUT "/odf/pub/$kind/$X0" --data-binary 'x'
+done
+TOKEN=$READ expect_http 403 PUT /odf/pub/refs/head -H "If-Match: $X0" --data-binary "$X0"
 TOKEN=$READ expect_http 200 POST /api/v2/datasets/getSchemaBatch "${J[@]}" -d '[]'
 # the 403s changed nothing
 assert_eq "$(ws_snapshot "$T_DIR/.silt/datasets")" "$SNAP" "refused requests changed nothing"
@@ -168,6 +174,8 @@ done
 # by name too, and writes to a hidden dataset are 404, not 403
 TOKEN=$PUBONLY expect_http 404 GET "/api/v2/datasets/privfiles"
 TOKEN=$PUBONLY expect_http 404 POST /odf/priv/ingest -H 'Content-Type: text/csv' --data-binary $'a\n5\n'
+TOKEN=$PUBONLY expect_http 404 PUT "/odf/priv/data/$X0" --data-binary 'x'
+TOKEN=$PUBONLY expect_http 404 PUT /odf/priv/refs/head -H "If-Match: $X0" --data-binary "$X0"
 TOKEN=$PUBONLY expect_http 404 POST "/api/v2/datasets/$PRF_RID/files/z.csv/upload" \
     -H 'Content-Type: application/octet-stream' --data-binary 'x'
 # /odf/info lists only what the token sees; a query over a hidden dataset fails like an unknown table
