@@ -45,7 +45,7 @@ static bool url_ok(const char *u)
         if ((unsigned char)*p <= ' ' || *p == '"' || *p == '#')
             return false;
     return strncmp(u, "file:///", 8) == 0 || strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0 ||
-           strncmp(u, "s3://", 5) == 0;
+           strncmp(u, "s3://", 5) == 0 || strncmp(u, "s3+http://", 10) == 0 || strncmp(u, "s3+https://", 11) == 0;
 }
 
 static bool env_name_ok(const char *v)
@@ -209,8 +209,8 @@ int silt_repo_add(silt_workspace *ws, const char *name, const char *url, const c
         return silt_err(SILT_EINVAL, "invalid repository name '%s': " SILT_DS_NAME_RULE, name ? name : "");
     if (!url_ok(url))
         return silt_err(SILT_EINVAL,
-                        "invalid repository URL '%s': expected file:///path, http(s)://host[:port]/odf or "
-                        "s3://bucket/prefix",
+                        "invalid repository URL '%s': expected file:///path, http(s)://host[:port]/odf, "
+                        "s3://bucket/prefix or s3+http(s)://host[:port]/bucket/prefix",
                         url ? url : "");
     if (token_env && !env_name_ok(token_env))
         return silt_err(SILT_EINVAL, "invalid --token-env '%s': an environment variable name", token_env);

@@ -104,8 +104,12 @@ typedef struct silt_store_remote_opts {
  *  - http(s)://host[:port]/prefix   the HTTP backend (http.c) on
  *                       <url>/<name>/refs/head, blocks/<mh>, … of the ODF
  *                       Simple Transfer Protocol (a silt node's /odf);
- *  - s3://bucket/prefix SILT_EINVAL "s3 repositories are not available in
- *                       this build yet" (the one place to wire the S3 store).
+ *  - s3://bucket/prefix, s3+http(s)://host[:port]/bucket/prefix   the S3
+ *                       backend (s3.h) on <prefix>/<name>/; the endpoint is
+ *                       the URL's (s3+http form), else $AWS_ENDPOINT_URL,
+ *                       else AWS's; region $AWS_REGION / $AWS_DEFAULT_REGION
+ *                       [us-east-1]; without `create`, a dataset without
+ *                       refs/head is SILT_ENOTFOUND as for file://.
  * Anything else is SILT_EINVAL naming the URL. Caller owns *out. */
 int silt_store_open_url(silt_store **out, const char *url, const char *dataset_name,
                         const silt_store_remote_opts *opts, bool create);

@@ -8,7 +8,7 @@
 # repository, divergence naming both heads, --force listing what it drops,
 # a corrupted remote object (detected, nothing committed; over HTTP too,
 # where it is hashed as it is downloaded), a silt node over HTTP with tokens
-# (a read token cannot push), s3:// refused.
+# (a read token cannot push). S3 repositories: test_s3_transfer.sh.
 source "$(dirname "$0")/lib.sh"
 
 use_soft_failures
@@ -58,7 +58,7 @@ ok repo list
 assert_eq "$OUT" "$(printf '%-20s %-50s %s\n%-20s %-50s %s\n%-20s %-50s %s' NAME URL 'TOKEN ENV' node http://127.0.0.1:1/odf NODE_TOKEN r "file://$REPO" SILT_TOKEN)" "repo list"
 assert_eq "$(grep -c 'secret\|token:' .silt/repos.yaml || true)" "0" "no secret in repos.yaml"
 fails 1 "silt: repository 'r' already exists" repo add r "file://$REPO"
-fails 1 "silt: invalid repository URL 'ftp://x': expected file:///path, http(s)://host[:port]/odf or s3://bucket/prefix" repo add x ftp://x
+fails 1 "silt: invalid repository URL 'ftp://x': expected file:///path, http(s)://host[:port]/odf, s3://bucket/prefix or s3+http(s)://host[:port]/bucket/prefix" repo add x ftp://x
 ok repo delete node
 fails 1 "silt: repository 'node' not found" repo delete node
 fails 1 "silt: unknown repository 'nope' (see silt repo list)" pull nope/sales
@@ -148,7 +148,6 @@ expect_sql 'SELECT count(*) AS n FROM vessels' <<'R'
 n
 4646
 R
-fails 1 "silt: pull s3://bucket/prefix/sales: s3 repositories are not available in this build yet" pull s3://bucket/prefix/sales
 fails 1 "silt: pull file://$REPO/gone: dataset 'gone' not found in file://$REPO" pull "file://$REPO/gone"
 cd ..
 

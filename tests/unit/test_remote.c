@@ -71,9 +71,11 @@ static void test_url_http_s3_bad(void **state)
     s = NULL;
     assert_int_equal(silt_store_open_url(&s, "https://h.example/odf", "sales", NULL, true), 0);
     silt_store_free(s);
-    expect_url_err("s3://bucket/prefix", "sales", SILT_EINVAL, "s3 repositories are not available in this build yet");
+    expect_url_err("s3+http://127.0.0.1:1", "sales", SILT_EINVAL,
+                   "repository URL 's3+http://127.0.0.1:1': expected s3+http(s)://host[:port]/bucket[/prefix]");
     expect_url_err("ftp://x", "sales", SILT_EINVAL,
-                   "repository URL 'ftp://x': expected file:///path, http(s)://host[:port]/odf or s3://bucket/prefix");
+                   "repository URL 'ftp://x': expected file:///path, http(s)://host[:port]/odf, s3://bucket/prefix or "
+                   "s3+http(s)://host[:port]/bucket/prefix");
     expect_url_err("", "sales", SILT_EINVAL, "empty repository URL");
     expect_url_err("file:///tmp", "../etc", SILT_EINVAL, "invalid dataset name '../etc' for repository file:///tmp");
     expect_url_err("file:///tmp", ".hidden", SILT_EINVAL, "invalid dataset name '.hidden' for repository file:///tmp");
