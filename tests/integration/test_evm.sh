@@ -5,8 +5,10 @@
 # non-indexed, static and dynamic parameters; incremental pulls (exact
 # offsets of the 2nd pull, `up to date`); batches of SILT_EVM_BATCH_SIZE;
 # filters on an indexed topic and on the address; a Source/Flow EvmLogs;
-# faults (chainId mismatch, node down, bad filter / signature): exit 1, one
-# line, dataset unchanged.
+# a node that refuses wide eth_getLogs ranges (the scan halves them; a
+# pass-through proxy in front of anvil, tests/evm_range_proxy.py); faults
+# (chainId mismatch, node down, bad filter / signature): exit 1, one line,
+# dataset unchanged.
 source "$(dirname "$0")/lib.sh"
 
 NPM="${SILT_NPM_CACHE:-$HOME/.cache/silt/npm}"
@@ -188,6 +190,52 @@ event_time,block_number,log_index
 2023-11-14T22:13:50Z,3,0
 2023-11-14T22:14:20Z,6,0
 CSV
+
+# ---- a node that refuses wide eth_getLogs ranges (as hosted providers do) ---------
+# tests/evm_range_proxy.py passes every call to anvil but answers eth_getLogs
+# over more than 3 blocks with -32005 "query exceeds max block range 3": the
+# scan halves its range until the node accepts it, covers every block once,
+# and gets the same logs as a direct scan.
+proxy() { # PORT MAX LOG
+    python3 "$SILT_SOURCE_DIR/tests/evm_range_proxy.py" "$1" "$NODE" "$2" "$3" &
+    T_PIDS+=("$!")
+    for _ in $(seq 100); do
+        curl -sf -X POST -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' "http://127.0.0.1:$1" >/dev/null && return 0
+        sleep 0.1
+    done
+    fail "range proxy on port $1 did not start"
+}
+P1=$(free_port)
+proxy "$P1" 3 "$T_DIR/ranges.log"
+HEAD=$(curl -sf -X POST -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' "$NODE" | jget 'int(d["result"], 16)')
+DIRECT=$NODE
+NODE=http://127.0.0.1:$P1 legacy ranged "" "$TRANSFER"
+ok pull ranged
+assert_contains "$OUT" "ranged: 4 new records (offsets 0..3)"
+assert_eq "$("$SILT" sql --format csv "select block_number, event.value from ranged order by \"offset\"")" \
+    "$("$SILT" sql --format csv "select block_number, event.value from transfers order by \"offset\"")" "same logs as the direct scan"
+# the ranges the node saw: at least one refusal, then accepted ranges of at
+# most 3 blocks that cover 0..HEAD exactly once, in order
+COVER=$(python3 - "$T_DIR/ranges.log" "$HEAD" <<'PY'
+import sys
+rs = [tuple(map(int, l.split("-"))) for l in open(sys.argv[1])]
+refused = [r for r in rs if r[1] - r[0] + 1 > 3]
+ok = [r for r in rs if r[1] - r[0] + 1 <= 3]
+nxt = 0
+for lo, hi in ok:
+    if lo != nxt:
+        print(f"gap or overlap at {lo}-{hi} (expected {nxt})"); sys.exit()
+    nxt = hi + 1
+print(f"refused {len(refused) > 0}, covered 0..{nxt - 1}")
+PY
+)
+assert_eq "$COVER" "refused True, covered 0..$HEAD" "halved ranges cover every block once"
+NODE=$DIRECT
+# a node that refuses even one block: a clean error, nothing committed
+P2=$(free_port)
+proxy "$P2" 0 "$T_DIR/ranges0.log"
+NODE=http://127.0.0.1:$P2 legacy refusing "" "$TRANSFER"
+unchanged_after 1 "silt: pull 'refusing': eth_getLogs: the node refuses even block 0 alone as too large (node http://127.0.0.1:$P2)" pull refusing
 
 # ---- faults: exit 1, one line, nothing changes ----------------------------------------
 legacy wrongchain "" "$TRANSFER" 1
