@@ -21,3 +21,5 @@ echo
 bash "$root/bench/bench_push.sh" "$build/silt" "${SILT_BENCH_PUSH_SECONDS:-5}" "${SILT_BENCH_PUSH_BATCH:-5000}"
 echo
 bash "$root/bench/bench_transfer.sh" "$build/silt" "${SILT_BENCH_TRANSFER_BLOCKS:-1000}" "${SILT_BENCH_TRANSFER_SLICES:-9}" "${SILT_BENCH_TRANSFER_SLICE_MB:-25}"
+echo
+bash "$root/bench/bench_derive.sh" "$build/silt" "${SILT_BENCH_DERIVE_ROWS:-1000000}" "${SILT_BENCH_DERIVE_RUNS:-3}"

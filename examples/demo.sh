@@ -39,9 +39,19 @@ cp "$root"/examples/data/city-populations-2020.csv "$root"/examples/data/city-po
     "$work/examples/data/"
 step pull city-populations
 step pull city-populations
+echo
+echo "# a derivative: country-populations sums city-populations per country (SQL, keyed by country);"
+echo "# a pull runs the query and commits the change of its result as a changelog"
+step add "$root/examples/country-populations-derive.yaml"
+step pull country-populations
+step pull country-populations
 echo "# a new yearly snapshot arrives:"
 cp "$root"/examples/data/city-populations-2022.csv "$work/examples/data/"
 step pull city-populations
+step pull country-populations
+step sql 'SELECT "offset", op, event_time, country, population, cities FROM "country-populations" ORDER BY "offset"'
+step sql 'SELECT country, population, cities FROM "country-populations:current" ORDER BY country'
+step lineage country-populations
 step log city-populations -n 4
 step log city-populations -n 1 --yaml
 step sql 'SELECT "offset", op, event_time, country, city, population FROM "city-populations" ORDER BY "offset"'
