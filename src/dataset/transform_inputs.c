@@ -18,7 +18,8 @@
  *    (the first pull reports such errors).
  *  - the queries of a SetTransform or preprocess whose engine is not DuckDB
  *    pass the compatibility rewrite (engine/compat.h), so its errors (an
- *    unknown arrow_cast type, an unsupported pattern letter) are refused here.
+ *    unknown arrow_cast type, an unsupported pattern letter) are refused here:
+ *    a transform's as part of binding, a preprocess's by silt_compat_check.
  * The resolved copy lives in the caller's arena; the input is not changed.
  */
 #include "dataset/dataset_internal.h"
@@ -275,9 +276,7 @@ int silt_ds_resolve_events(silt_workspace *ws, const char *self_name, const char
         if (events[i].type != ODF_MetadataEvent_SetTransform)
             continue;
         odf_SetTransform *r = NULL;
-        rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r);
-        if (!rc)
-            rc = silt_compat_check(r->transform.value, "transform query");
+        rc = silt_ds_resolve_transform(ws, self_name, self_id, events[i].value, a, &r); /* binds the rewritten SQL */
         if (rc)
             return rc;
         events[i].value = r;

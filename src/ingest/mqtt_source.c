@@ -206,42 +206,7 @@ static int append(sess *s, const frame *f, size_t nf)
 
 /* ---- payload -> records ----------------------------------------------------- */
 
-typedef struct recs {
-    silt_buf text;
-    const char **v;
-    size_t *len;
-    size_t n;
-} recs;
-
-static void recs_free(recs *r)
-{
-    silt_buf_free(&r->text);
-    free(r->v);
-    free(r->len);
-    memset(r, 0, sizeof *r);
-}
-
-static int split_lines(recs *r)
-{
-    size_t cap = 1;
-    for (size_t i = 0; i < r->text.len; i++)
-        cap += r->text.data[i] == '\n';
-    r->v = malloc(cap * sizeof *r->v);
-    r->len = malloc(cap * sizeof *r->len);
-    if (!r->v || !r->len)
-        return silt_err(SILT_ENOMEM, "mqtt: out of memory");
-    const char *p = r->text.data, *end = p + r->text.len;
-    while (p && p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        if (e > p) {
-            r->v[r->n] = p;
-            r->len[r->n++] = (size_t)(e - p);
-        }
-        p = nl ? nl + 1 : end;
-    }
-    return 0;
-}
+typedef silt_pbuf_lines recs; /* push_buffer.h */
 
 static int write_file(const char *path, const uint8_t *p, size_t n)
 {
@@ -271,7 +236,7 @@ static int read_payload(sess *s, const uint8_t *payload, size_t len, recs *r)
     if (!rc)
         rc = silt_fs_read(out, &r->text);
     if (!rc)
-        rc = split_lines(r);
+        rc = silt_pbuf_lines_split(r);
     silt_buf_free(&sql);
     free(lit);
     free(in);
@@ -324,7 +289,7 @@ static void batch_clear(batch *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->m[i].topic);
         free(b->m[i].payload);
-        recs_free(&b->m[i].r);
+        silt_pbuf_lines_free(&b->m[i].r);
     }
     b->n = 0;
 }
@@ -451,7 +416,7 @@ static int read_together(sess *s, batch *b)
         rc = (silt_err_clear(), 0);
     else if (!rc)
         rc = fresh ? 0 : 1;
-    recs_free(&r);
+    silt_pbuf_lines_free(&r);
     return rc == -1 ? SILT_ENOMEM : rc;
 }
 
@@ -466,7 +431,7 @@ static int read_batch(sess *s, batch *b)
             continue;
         rc = read_payload(s, m->payload, m->len, &m->r);
         if (parse_error(rc)) {
-            recs_free(&m->r);
+            silt_pbuf_lines_free(&m->r);
             reject(s, m);
             rc = 0;
         }

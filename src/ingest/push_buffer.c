@@ -337,3 +337,33 @@ int silt_pbuf_encode_carry(silt_buf *out, const uint8_t *data, size_t end, uint6
     free(t);
     return rc;
 }
+
+void silt_pbuf_lines_free(silt_pbuf_lines *r)
+{
+    silt_buf_free(&r->text);
+    free(r->v);
+    free(r->len);
+    memset(r, 0, sizeof *r);
+}
+
+int silt_pbuf_lines_split(silt_pbuf_lines *r)
+{
+    size_t cap = 1;
+    for (size_t i = 0; i < r->text.len; i++)
+        cap += r->text.data[i] == '\n';
+    r->v = malloc(cap * sizeof *r->v);
+    r->len = malloc(cap * sizeof *r->len);
+    if (!r->v || !r->len)
+        return silt_err(SILT_ENOMEM, "push buffer: out of memory");
+    const char *p = r->text.data, *end = p + r->text.len;
+    while (p && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        if (e > p) {
+            r->v[r->n] = p;
+            r->len[r->n++] = (size_t)(e - p);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}

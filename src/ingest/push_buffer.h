@@ -89,4 +89,18 @@ int silt_pbuf_encode_data(silt_buf *out, uint64_t first_seq, const char *const *
 /* Appends one MARK frame. */
 int silt_pbuf_encode_mark(silt_buf *out, uint64_t drop_before, uint64_t dropped_total, uint64_t next_seq);
 
+/* Records of a request or message body as NDJSON lines: `text` owns the
+ * bytes, v[i] / len[i] point into it (non-empty lines only). */
+typedef struct silt_pbuf_lines {
+    silt_buf text;
+    const char **v;
+    size_t *len;
+    size_t n;
+} silt_pbuf_lines;
+/* Splits r->text at '\n' into r->v / r->len / r->n (empty lines skipped).
+ * SILT_ENOMEM on allocation failure (r stays freeable). */
+int silt_pbuf_lines_split(silt_pbuf_lines *r);
+/* Frees what r owns and zeroes it. */
+void silt_pbuf_lines_free(silt_pbuf_lines *r);
+
 #endif

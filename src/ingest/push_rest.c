@@ -218,41 +218,7 @@ static int scan_wal(int fd, silt_pbuf_scan *s, const char *path)
 
 /* ---- parsing a request into records ------------------------------------------------ */
 
-typedef struct recs {
-    silt_buf text;   /* NDJSON lines */
-    const char **v;  /* into text */
-    size_t *len;
-    size_t n;
-} recs;
-
-static void recs_free(recs *r)
-{
-    silt_buf_free(&r->text);
-    free(r->v);
-    free(r->len);
-}
-
-static int split_lines(recs *r)
-{
-    size_t cap = 0;
-    for (size_t i = 0; i < r->text.len; i++)
-        cap += r->text.data[i] == '\n';
-    r->v = malloc((cap + 1) * sizeof *r->v);
-    r->len = malloc((cap + 1) * sizeof *r->len);
-    if (!r->v || !r->len)
-        return silt_err(SILT_ENOMEM, "push buffer: out of memory");
-    const char *p = r->text.data, *end = p + r->text.len;
-    while (p && p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        if (e > p) {
-            r->v[r->n] = p;
-            r->len[r->n++] = (size_t)(e - p);
-        }
-        p = nl ? nl + 1 : end;
-    }
-    return 0;
-}
+typedef silt_pbuf_lines recs; /* push_buffer.h */
 
 /* The records of the request, read with the source's read step (as a
  * synchronous push would) and written as one NDJSON line each. */
@@ -281,7 +247,7 @@ static int parse_request(silt_dataset *ds, const odf_union *read, const silt_ing
     free(out);
     rc = silt_ws_engine_close(e, tmp, rc);
     if (!rc)
-        rc = split_lines(r);
+        rc = silt_pbuf_lines_split(r);
     return rc;
 }
 
@@ -372,7 +338,7 @@ static int push_buffered(silt_dataset *ds, const rest_src *s, const odf_union *r
         close(fd);
     silt_fs_unlock(lk);
     free(path);
-    recs_free(&r);
+    silt_pbuf_lines_free(&r);
     return rc;
 }
 
